@@ -1,0 +1,77 @@
+# memtrace: heap profiler for running Linux processes (eBPF + libdw).
+#
+#   make          build ./memtrace (the BPF object is embedded through a skeleton)
+#   make demo     install what is missing, build, trace the bundled leaky demo
+#   make check    install what is missing, build, run every test
+#   make lint     clang-tidy and cppcheck over the userspace sources
+#   make vmlinux  regenerate vmlinux/vmlinux.h from the running kernel's BTF
+
+CC      ?= cc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+PYTHON  ?= python3
+
+BUILD   := build
+VERSION := 0.1.0
+
+WARN     := -Wall -Wextra -Werror
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer
+CPPFLAGS += -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" \
+            -Ibpf -Isrc -Isrc/loader -Isrc/report -I$(BUILD)
+LDLIBS   += -lbpf -ldw -lelf -lz -lcap -lstdc++
+
+LOADER_SRCS := $(sort $(wildcard src/loader/*.c))
+REPORT_SRCS := $(sort $(wildcard src/report/*.c))
+LOADER_OBJS := $(LOADER_SRCS:%.c=$(BUILD)/%.o)
+REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
+
+BPF_OBJ  := $(BUILD)/memleak.bpf.o
+BPF_SKEL := $(BUILD)/memleak.skel.h
+
+.PHONY: all deps demo check test unit unit-asan integration lint vmlinux clean
+
+all: memtrace
+
+memtrace: $(LOADER_OBJS) $(REPORT_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BPF_OBJ): bpf/memleak.bpf.c bpf/memleak.h vmlinux/vmlinux.h | $(BUILD)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+		-Ivmlinux -Ibpf -c $< -o $@
+
+$(BPF_SKEL): $(BPF_OBJ)
+	$(BPFTOOL) gen skeleton $< name memleak_bpf > $@.tmp && mv $@.tmp $@
+
+# The loader includes the skeleton; every object depends on the shared headers.
+$(LOADER_OBJS): $(BPF_SKEL)
+$(BUILD)/%.o: %.c bpf/memleak.h src/report/profile.h | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD):
+	mkdir -p $@
+
+-include $(LOADER_OBJS:.o=.d) $(REPORT_OBJS:.o=.d)
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+
+deps:
+	@scripts/install-deps.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory memtrace tests-progs
+	@scripts/demo.sh
+
+check: deps
+	@$(MAKE) --no-print-directory memtrace tests-progs unit-bins
+	@scripts/run-tests.sh
+
+include tests/tests.mk
+
+lint: $(BPF_SKEL)
+	@scripts/lint.sh
+
+clean:
+	rm -rf $(BUILD) memtrace

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * memleak.bpf.c: the kernel side of memtrace.
+ *
+ * Entry uprobes remember, per thread, which allocator function was called
+ * and with what arguments; the return probe decides what happened (a block
+ * allocated, a realloc moving a block, a failure) and records it.  free()
+ * needs no return probe.  A family function called from inside another one
+ * (realloc -> malloc, reallocarray -> realloc) is nested and ignored, so
+ * every call the program makes counts once.
+ *
+ * Maps: "allocs" (outstanding blocks), "stats" (per process and stack
+ * totals), "stacks" (user stacks by hash), "inflight" (per-thread call
+ * state) and "counters" (totals and drop counters, per CPU).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "memleak.h"
+
+#define EEXIST 17
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Set by the loader before load. */
+const volatile __u64 page_size = 4096;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_DEFAULT_MAX_ALLOCS);
+	__type(key, struct mt_alloc_key);
+	__type(value, struct mt_alloc_info);
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_DEFAULT_MAX_STACKS);
+	__type(key, struct mt_stat_key);
+	__type(value, struct mt_stat);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_DEFAULT_MAX_STACKS);
+	__type(key, __u64);
+	__type(value, struct mt_stack);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct mt_inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_CNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Room for one stack per CPU: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_stack);
+} scratch SEC(".maps");
+
+static __always_inline void count(enum mt_counter c, __u64 v)
+{
+	__u32 key = c;
+	__u64 *p = bpf_map_lookup_elem(&counters, &key);
+
+	if (p)
+		__sync_fetch_and_add(p, v);
+}
+
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * capture_stack: the one place where a stack is taken.  Returns the id
+ * under which the stack is stored in "stacks" (a 64-bit hash of its
+ * frames), or MT_STACK_NONE when it could not be recorded.
+ */
+static __always_inline __u64 capture_stack(void *ctx)
+{
+	__u32 zero = 0;
+	struct mt_stack *st = bpf_map_lookup_elem(&scratch, &zero);
+	__u64 h = 0xcbf29ce484222325ULL;
+	long n, err;
+
+	if (!st)
+		return MT_STACK_NONE;
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	if (n <= 0) {
+		count(MT_CNT_DROP_STACK_ERRORS, 1);
+		return MT_STACK_NONE;
+	}
+	for (int i = 0; i < MT_MAX_STACK_DEPTH; i++) {
+		if (i * 8 >= n)
+			break;
+		h = mix(h, st->ips[i]);
+	}
+	if (h == MT_STACK_NONE)
+		h = 1;
+	if (bpf_map_lookup_elem(&stacks, &h))
+		return h;
+	err = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count(MT_CNT_DROP_STACKS_FULL, 1);
+		return MT_STACK_NONE;
+	}
+	return h;
+}
+
+static __always_inline struct mt_stat *stat_of(__u32 pid, __u64 stack_id)
+{
+	struct mt_stat_key key = { .pid = pid, .stack_id = stack_id };
+	struct mt_stat zero = {};
+	struct mt_stat *s = bpf_map_lookup_elem(&stats, &key);
+
+	if (s)
+		return s;
+	bpf_map_update_elem(&stats, &key, &zero, BPF_NOEXIST);
+	s = bpf_map_lookup_elem(&stats, &key);
+	if (!s)
+		count(MT_CNT_DROP_STATS_FULL, 1);
+	return s;
+}
+
+static __always_inline void account_free(__u32 pid, __u64 stack_id, __u64 size)
+{
+	struct mt_stat *s = stat_of(pid, stack_id);
+
+	if (s) {
+		__sync_fetch_and_add(&s->free_bytes, size);
+		__sync_fetch_and_add(&s->free_objects, 1);
+	}
+	count(MT_CNT_FREE_OBJECTS, 1);
+	count(MT_CNT_FREE_BYTES, size);
+}
+
+static __always_inline void record_free(__u32 pid, __u64 addr)
+{
+	struct mt_alloc_key key = { .pid = pid, .addr = addr };
+	struct mt_alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
+	__u64 size, stack_id;
+
+	if (!info) {
+		count(MT_CNT_UNTRACKED_FREES, 1);
+		return;
+	}
+	size = info->size;
+	stack_id = info->stack_id;
+	if (bpf_map_delete_elem(&allocs, &key))
+		return; /* another thread freed it first */
+	account_free(pid, stack_id, size);
+}
+
+static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
+					 __u64 size)
+{
+	struct mt_alloc_key key = { .pid = pid, .addr = addr };
+	struct mt_alloc_info info = {
+		.size = size,
+		.stack_id = capture_stack(ctx),
+		.timestamp = bpf_ktime_get_ns(),
+	};
+	struct mt_alloc_info *old;
+	struct mt_stat *s;
+	long err;
+
+	err = bpf_map_update_elem(&allocs, &key, &info, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* The block was released by a path we do not see: retire it. */
+		old = bpf_map_lookup_elem(&allocs, &key);
+		if (old) {
+			account_free(pid, old->stack_id, old->size);
+			*old = info;
+		}
+	} else if (err) {
+		count(MT_CNT_DROP_ALLOCS_FULL, 1);
+	}
+	s = stat_of(pid, info.stack_id);
+	if (s) {
+		__sync_fetch_and_add(&s->alloc_bytes, size);
+		__sync_fetch_and_add(&s->alloc_objects, 1);
+	}
+	count(MT_CNT_ALLOC_OBJECTS, 1);
+	count(MT_CNT_ALLOC_BYTES, size);
+}
+
+/* True when the current thread is already inside a traced family call. */
+static __always_inline bool nested(struct mt_inflight *f, __u64 sp)
+{
+	return f && f->depth > 0 && sp < f->sp;
+}
+
+static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
+				 __u64 arg)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 sp = PT_REGS_SP(ctx);
+	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct mt_inflight fresh = {
+		.sp = sp, .size = size, .arg = arg, .kind = kind, .depth = 1,
+	};
+
+	if (nested(f, sp)) {
+		f->depth++;
+		return 0;
+	}
+	if (f)
+		*f = fresh;
+	else if (bpf_map_update_elem(&inflight, &tid, &fresh, BPF_ANY))
+		count(MT_CNT_DROP_THREADS_FULL, 1);
+	return 0;
+}
+
+/* n * size, saturated: an overflowing calloc fails anyway. */
+static __always_inline __u64 mul_size(__u64 n, __u64 size)
+{
+	__u64 r = n * size;
+
+	if ((n | size) >> 32 == 0)
+		return r;
+	asm volatile("" : "+r"(r)); /* keep clang from a 128-bit multiply */
+	return n && r / n != size ? ~0ULL : r;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(malloc_enter, __u64 size)
+{
+	return enter(ctx, MT_CALL_MALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(calloc_enter, __u64 nmemb, __u64 size)
+{
+	return enter(ctx, MT_CALL_CALLOC, mul_size(nmemb, size), 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(realloc_enter, void *ptr, __u64 size)
+{
+	return enter(ctx, MT_CALL_REALLOC, size, (__u64)ptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(reallocarray_enter, void *ptr, __u64 nmemb, __u64 size)
+{
+	return enter(ctx, MT_CALL_REALLOCARRAY, mul_size(nmemb, size),
+		     (__u64)ptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_enter, void **memptr, __u64 align, __u64 size)
+{
+	return enter(ctx, MT_CALL_POSIX_MEMALIGN, size, (__u64)memptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
+{
+	return enter(ctx, MT_CALL_ALIGNED_ALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
+{
+	return enter(ctx, MT_CALL_MEMALIGN, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(valloc_enter, __u64 size)
+{
+	return enter(ctx, MT_CALL_VALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(pvalloc_enter, __u64 size)
+{
+	__u64 rounded = (size + page_size - 1) & ~(page_size - 1);
+
+	return enter(ctx, MT_CALL_PVALLOC, rounded, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(free_enter, void *ptr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+
+	if (nested(f, PT_REGS_SP(ctx)))
+		return 0;
+	count(MT_CNT_EVENTS, 1);
+	if (ptr)
+		record_free(pid_tgid >> 32, (__u64)ptr);
+	return 0;
+}
+
+/* One return program serves every allocating function. */
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_return, void *ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
+	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	__u64 addr = (__u64)ret, size, arg;
+	__u32 kind;
+
+	if (!f || f->depth == 0)
+		return 0;
+	if (--f->depth > 0)
+		return 0;
+	kind = f->kind;
+	size = f->size;
+	arg = f->arg;
+	count(MT_CNT_EVENTS, 1);
+
+	switch (kind) {
+	case MT_CALL_POSIX_MEMALIGN:
+		if ((int)PT_REGS_RC(ctx) != 0) {
+			count(MT_CNT_FAILED_ALLOCS, 1);
+			return 0;
+		}
+		if (bpf_probe_read_user(&addr, sizeof(addr), (void *)arg) ||
+		    !addr) {
+			count(MT_CNT_DROP_READ_ERRORS, 1);
+			return 0;
+		}
+		break;
+	case MT_CALL_REALLOC:
+	case MT_CALL_REALLOCARRAY:
+		if (!addr) {
+			/* realloc(p, 0) frees p; any other NULL is a failure. */
+			if (size == 0 && arg)
+				record_free(pid, arg);
+			else
+				count(MT_CNT_FAILED_ALLOCS, 1);
+			return 0;
+		}
+		if (arg)
+			record_free(pid, arg);
+		break;
+	default:
+		if (!addr) {
+			count(MT_CNT_FAILED_ALLOCS, 1);
+			return 0;
+		}
+		break;
+	}
+	record_alloc(ctx, pid, addr, size);
+	return 0;
+}

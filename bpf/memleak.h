@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memleak.h: the one header shared by the BPF program (bpf/memleak.bpf.c)
+ * and the userspace loader.  It holds the map key/value layouts and the
+ * indices of the counters, nothing else.
+ */
+#ifndef MEMTRACE_MEMLEAK_H
+#define MEMTRACE_MEMLEAK_H
+
+/* Deepest user stack recorded (the kernel's PERF_MAX_STACK_DEPTH). */
+#define MT_MAX_STACK_DEPTH 127
+
+/* Stack id 0 means "no stack could be recorded" (see the drop counters). */
+#define MT_STACK_NONE 0ULL
+
+/* Default map sizes; both can be changed with --max-allocs/--max-stacks. */
+#define MT_DEFAULT_MAX_ALLOCS (1U << 20)
+#define MT_DEFAULT_MAX_STACKS (1U << 16)
+#define MT_MAX_THREADS 65536
+
+/* What a thread is in the middle of (struct mt_inflight.kind). */
+enum mt_call_kind {
+	MT_CALL_MALLOC = 1,
+	MT_CALL_CALLOC,
+	MT_CALL_REALLOC,
+	MT_CALL_REALLOCARRAY,
+	MT_CALL_POSIX_MEMALIGN,
+	MT_CALL_ALIGNED_ALLOC,
+	MT_CALL_MEMALIGN,
+	MT_CALL_VALLOC,
+	MT_CALL_PVALLOC,
+};
+
+/* Indices into the per-CPU "counters" array. */
+enum mt_counter {
+	MT_CNT_EVENTS,          /* allocator calls seen (outermost only) */
+	MT_CNT_ALLOC_OBJECTS,   /* successful allocations */
+	MT_CNT_ALLOC_BYTES,
+	MT_CNT_FREE_OBJECTS,    /* frees of tracked blocks */
+	MT_CNT_FREE_BYTES,
+	MT_CNT_UNTRACKED_FREES, /* frees of blocks allocated before attach */
+	MT_CNT_FAILED_ALLOCS,   /* calls that returned NULL / an error */
+	/* Drops: each is a record that could not be kept. */
+	MT_CNT_DROP_ALLOCS_FULL,   /* outstanding-allocation map full */
+	MT_CNT_DROP_STACKS_FULL,   /* stack map full */
+	MT_CNT_DROP_STACK_ERRORS,  /* bpf_get_stack() failed */
+	MT_CNT_DROP_STATS_FULL,    /* per-stack totals map full */
+	MT_CNT_DROP_THREADS_FULL,  /* in-flight (per-thread) map full */
+	MT_CNT_DROP_READ_ERRORS,   /* could not read posix_memalign's result */
+	MT_CNT__COUNT
+};
+
+/* Key of the outstanding allocations and of the per-stack totals. */
+struct mt_alloc_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 addr;
+};
+
+/* One outstanding (not yet freed) allocation. */
+struct mt_alloc_info {
+	__u64 size;
+	__u64 stack_id;   /* key into the stacks map; MT_STACK_NONE if unknown */
+	__u64 timestamp;  /* bpf_ktime_get_ns() at allocation */
+};
+
+/* Key of the per-(process, stack) totals. */
+struct mt_stat_key {
+	__u32 pid;
+	__u32 pad;
+	__u64 stack_id;
+};
+
+/* Per-(process, stack) totals: in-use = allocated - freed. */
+struct mt_stat {
+	__u64 alloc_bytes;
+	__u64 alloc_objects;
+	__u64 free_bytes;
+	__u64 free_objects;
+};
+
+/* A user stack, leaf (the allocator's caller) first, zero-padded. */
+struct mt_stack {
+	__u64 ips[MT_MAX_STACK_DEPTH];
+};
+
+/* Per-thread state from an allocator's entry to its return. */
+struct mt_inflight {
+	__u64 sp;     /* stack pointer at the outermost entry */
+	__u64 size;   /* requested size in bytes */
+	__u64 arg;    /* realloc: old pointer; posix_memalign: memptr */
+	__u32 kind;   /* enum mt_call_kind */
+	__u32 depth;  /* nesting of family calls inside the allocator */
+};
+
+#endif /* MEMTRACE_MEMLEAK_H */

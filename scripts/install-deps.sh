@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the Debian packages memtrace needs to build, run and test.
+# Idempotent: prints nothing and changes nothing when all are present.
+set -euo pipefail
+
+PKGS=(
+	make gcc g++ clang bpftool pkg-config
+	libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-dev
+	libcmocka-dev python3 valgrind util-linux procps
+	clang-tidy cppcheck
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/* collect.c: BPF maps -> struct mt_raw_profile. */
+#include "collect.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memleak.skel.h"
+
+static int read_counters(struct memleak_bpf *skel, uint64_t *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(skel->maps.counters);
+	__u64 *vals;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < MT_CNT__COUNT; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+/* Grow *v (of *cap elements of SIZE bytes) so that index N fits. */
+static int reserve(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	nv = realloc(*v, ncap * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+static int stack_ips(int stacks_fd, __u64 id, struct mt_raw_stack *rs)
+{
+	struct mt_stack st;
+	uint32_t n = 0;
+
+	rs->nips = 0;
+	rs->ips = NULL;
+	if (id == MT_STACK_NONE || bpf_map_lookup_elem(stacks_fd, &id, &st))
+		return 0;
+	while (n < MT_MAX_STACK_DEPTH && st.ips[n])
+		n++;
+	if (n == 0)
+		return 0;
+	rs->ips = malloc(n * sizeof(*rs->ips));
+	if (!rs->ips)
+		return -ENOMEM;
+	memcpy(rs->ips, st.ips, n * sizeof(*rs->ips));
+	rs->nips = n;
+	return 0;
+}
+
+static int read_stats(struct memleak_bpf *skel, struct mt_raw_profile *raw)
+{
+	int fd = bpf_map__fd(skel->maps.stats);
+	int stacks_fd = bpf_map__fd(skel->maps.stacks);
+	struct mt_stat_key key, next;
+	struct mt_stat st;
+	size_t cap = 0;
+	void *prev = NULL;
+	int ret;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct mt_raw_stack *rs;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st))
+			continue;
+		ret = reserve((void **)&raw->stacks, &cap, raw->nstacks,
+			      sizeof(*raw->stacks));
+		if (ret)
+			return ret;
+		rs = &raw->stacks[raw->nstacks];
+		memset(rs, 0, sizeof(*rs));
+		rs->pid = key.pid;
+		rs->alloc_bytes = st.alloc_bytes;
+		rs->alloc_objects = st.alloc_objects;
+		rs->free_bytes = st.free_bytes;
+		rs->free_objects = st.free_objects;
+		ret = stack_ips(stacks_fd, key.stack_id, rs);
+		if (ret)
+			return ret;
+		raw->nstacks++;
+	}
+	return 0;
+}
+
+static int read_blocks(struct memleak_bpf *skel, struct mt_raw_profile *raw)
+{
+	int fd = bpf_map__fd(skel->maps.allocs);
+	struct mt_alloc_key key, next;
+	struct mt_alloc_info info;
+	size_t cap = 0;
+	void *prev = NULL;
+	int ret;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct mt_raw_block *b;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &info))
+			continue;
+		ret = reserve((void **)&raw->blocks, &cap, raw->nblocks,
+			      sizeof(*raw->blocks));
+		if (ret)
+			return ret;
+		b = &raw->blocks[raw->nblocks++];
+		b->pid = key.pid;
+		b->addr = key.addr;
+		b->size = info.size;
+		b->stack_id = info.stack_id;
+		b->timestamp_ns = info.timestamp;
+	}
+	return 0;
+}
+
+int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
+{
+	int ret = read_counters(skel, raw->sum.counters);
+
+	if (!ret)
+		ret = read_stats(skel, raw);
+	if (!ret)
+		ret = read_blocks(skel, raw);
+	return ret;
+}

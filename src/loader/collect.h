@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* collect.h: reading the BPF maps into a raw profile. */
+#ifndef MEMTRACE_COLLECT_H
+#define MEMTRACE_COLLECT_H
+
+#include "profile.h"
+
+struct memleak_bpf;
+
+/*
+ * Fill raw->sum.counters, raw->stacks and raw->blocks from the maps of
+ * SKEL.  raw->procs and the rest of raw->sum are left to the caller.
+ * Returns 0 or -errno.
+ */
+int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw);
+
+#endif

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c: memtrace's entry point.  Finds the target and its allocator,
+ * loads and attaches the BPF program, waits, then hands the collected maps
+ * to the reporter.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "allocator.h"
+#include "child.h"
+#include "collect.h"
+#include "memleak.skel.h"
+#include "modules.h"
+#include "options.h"
+#include "privs.h"
+#include "probes.h"
+#include "session.h"
+#include "symbolize.h"
+#include "text.h"
+
+static bool verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (!verbose || level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memtrace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static void read_comm(pid_t pid, char *buf, size_t len)
+{
+	char name[64];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/comm", (int)pid);
+	buf[0] = '\0';
+	f = fopen(name, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The thread-group id of PID (memtrace -p accepts a thread id too). */
+static pid_t tgid_of(pid_t pid)
+{
+	char name[64], line[256];
+	pid_t tgid = pid;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/status", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static struct memleak_bpf *load_bpf(const struct mt_options *o)
+{
+	struct memleak_bpf *skel = memleak_bpf__open();
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	if (!skel) {
+		fail("cannot open the BPF program: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
+	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
+	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
+	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
+	err = memleak_bpf__load(skel);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			fail("not allowed to load BPF programs: need %s", MT_CAPS_NEEDED);
+		else
+			fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
+			     strerror(-err));
+		memleak_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+struct target {
+	pid_t pid;
+	struct mt_child child;
+	bool is_child;
+	struct mt_allocator alloc;
+	char comm[64];
+};
+
+static int find_pid_target(const struct mt_options *o, struct target *t)
+{
+	int ret;
+
+	t->pid = tgid_of(o->pid);
+	if (t->pid <= 0 || (kill(t->pid, 0) && errno == ESRCH))
+		return fail("no such process: %d", (int)o->pid);
+	if (t->pid == getpid())
+		return fail("memtrace cannot trace itself");
+	read_comm(t->pid, t->comm, sizeof(t->comm));
+	ret = mt_allocator_for_pid(t->pid, &t->alloc);
+	if (ret == -ESRCH)
+		return fail("no such process: %d", (int)o->pid);
+	if (ret == -ENOENT)
+		return fail("process %d (%s) maps no libc and its executable defines no malloc: nothing to probe",
+			    (int)t->pid, t->comm);
+	if (ret)
+		return fail("cannot read the mappings of process %d: %s",
+			    (int)t->pid, strerror(-ret));
+	return 0;
+}
+
+static int start_cmd_target(const struct mt_options *o, struct target *t)
+{
+	char exe[PATH_MAX];
+	const char *base;
+	int ret = mt_child_resolve(o->cmd[0], exe, sizeof(exe));
+
+	if (ret)
+		return fail("cannot run '%s': %s", o->cmd[0], strerror(-ret));
+	ret = mt_allocator_for_exe(exe, &t->alloc);
+	if (ret == -ENOENT)
+		return fail("'%s' links no libc and defines no malloc: nothing to probe", exe);
+	if (ret)
+		return fail("cannot read '%s': %s", exe, strerror(-ret));
+	ret = mt_child_spawn(exe, o->cmd, &t->child);
+	if (ret)
+		return fail("cannot start '%s': %s", exe, strerror(-ret));
+	t->is_child = true;
+	t->pid = t->child.pid;
+	base = strrchr(exe, '/');
+	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : exe);
+	return 0;
+}
+
+static int report(const struct mt_options *o, struct memleak_bpf *skel,
+		  struct mt_process *proc, const struct target *t,
+		  double elapsed, FILE *out)
+{
+	struct mt_raw_profile raw = { 0 };
+	struct mt_profile prof = { 0 };
+	struct mt_text_opts topts = {
+		.metric = o->metric, .top_n = o->top_n, .cum = o->cum,
+		.unit = o->unit,
+	};
+	int ret = mt_collect(skel, &raw);
+
+	if (ret) {
+		mt_raw_profile_free(&raw);
+		return fail("cannot read the BPF maps: %s", strerror(-ret));
+	}
+	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
+		 (int)t->pid, t->comm);
+	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s",
+		 t->alloc.kind, t->alloc.shown);
+	raw.sum.duration_s = elapsed;
+	raw.procs = proc;
+	raw.nprocs = 1;
+	ret = mt_symbolize(&raw, &prof);
+	raw.procs = NULL; /* owned by the caller */
+	raw.nprocs = 0;
+	mt_raw_profile_free(&raw);
+	if (ret) {
+		mt_profile_free(&prof);
+		return fail("cannot symbolise the profile: %s", strerror(-ret));
+	}
+	ret = mt_write_text(out, &prof, &topts);
+	mt_profile_free(&prof);
+	if (ret || fflush(out))
+		return fail("cannot write the report: %s", strerror(errno));
+	return 0;
+}
+
+static void free_process(struct mt_process *proc)
+{
+	for (size_t i = 0; i < proc->nmods; i++) {
+		free(proc->mods[i].path);
+		if (proc->mods[i].fd >= 0)
+			close(proc->mods[i].fd);
+	}
+	free(proc->mods);
+	proc->mods = NULL;
+	proc->nmods = 0;
+}
+
+static int trace(const struct mt_options *o, struct target *t, int sigfd,
+		 FILE *out)
+{
+	struct mt_process proc = { .pid = (uint32_t)t->pid };
+	struct mt_session s = {
+		.proc = &proc, .is_child = t->is_child,
+		.ptraced = t->child.ptraced, .duration = o->duration,
+		.sigfd = sigfd,
+	};
+	struct mt_probes probes = { 0 };
+	struct memleak_bpf *skel = load_bpf(o);
+	int ret;
+
+	if (!skel)
+		return 1;
+	ret = mt_probes_attach(&probes, skel, t->pid, t->alloc.path);
+	if (ret) {
+		mt_probes_detach(&probes);
+		memleak_bpf__destroy(skel);
+		if (ret == -EPERM || ret == -EACCES)
+			return fail("not allowed to attach uprobes: need %s", MT_CAPS_NEEDED);
+		return fail("cannot attach uprobes to %s: %s", t->alloc.shown,
+			    strerror(-ret));
+	}
+	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
+	if (t->is_child) {
+		ret = mt_child_release(&t->child);
+		if (ret) {
+			fail("cannot run '%s': %s", o->cmd[0], strerror(-ret));
+			mt_session_reap(&s);
+			mt_probes_detach(&probes);
+			memleak_bpf__destroy(skel);
+			return 127;
+		}
+	} else {
+		mt_modules_refresh(&proc);
+	}
+	fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s; %s\n",
+		(int)t->pid, t->comm, probes.nfuncs, t->alloc.shown,
+		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
+	mt_session_run(&s);
+	mt_probes_detach(&probes);
+	if (s.stop == MT_STOP_EXIT && !t->is_child)
+		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
+	ret = report(o, skel, &proc, t, s.elapsed, out);
+	memleak_bpf__destroy(skel);
+	free_process(&proc);
+	if (ret)
+		return ret;
+	mt_session_reap(&s);
+	if (t->is_child && !s.exited)
+		fprintf(stderr, "memtrace: pid %d (%s) left running\n",
+			(int)t->pid, t->comm);
+	return t->is_child && s.exited ? s.exit_code : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct mt_options o;
+	struct target t = { .child = { .gate_fd = -1, .err_fd = -1 } };
+	FILE *out = stdout;
+	int sigfd, ret = mt_options_parse(argc, argv, &o);
+
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	verbose = o.verbose;
+	libbpf_set_print(libbpf_print);
+	signal(SIGPIPE, SIG_IGN);
+	if (!mt_privileged())
+		return fail("not enough privilege: tracing needs %s", MT_CAPS_NEEDED);
+	sigfd = mt_session_signals();
+	if (sigfd < 0)
+		return fail("cannot set up signal handling: %s", strerror(-sigfd));
+	ret = o.pid ? find_pid_target(&o, &t) : start_cmd_target(&o, &t);
+	if (ret)
+		return ret;
+	if (o.output) {
+		out = fopen(o.output, "we");
+		if (!out) {
+			ret = fail("cannot write '%s': %s", o.output, strerror(errno));
+			if (t.is_child)
+				mt_child_abort(&t.child);
+			return ret;
+		}
+	}
+	ret = trace(&o, &t, sigfd, out);
+	if (ret && t.is_child && t.child.gate_fd >= 0)
+		mt_child_abort(&t.child);
+	if (out != stdout && fclose(out) && !ret)
+		ret = fail("cannot write '%s': %s", o.output, strerror(errno));
+	close(sigfd);
+	return ret;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * modules.h: capturing the executable files a process maps, while it runs,
+ * so that its stacks can be symbolised after it has exited.
+ */
+#ifndef MEMTRACE_MODULES_H
+#define MEMTRACE_MODULES_H
+
+#include "profile.h"
+
+/*
+ * Add to PROC (whose pid is set) every executable file mapping not yet
+ * captured, with an open descriptor and its load bias.
+ * Returns 0, -ESRCH when the process is gone, or -errno.
+ */
+int mt_modules_refresh(struct mt_process *proc);
+
+#endif

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h: waiting while the probes collect: until the duration ends, a
+ * signal arrives or the target exits, capturing the target's mappings as
+ * they change.
+ */
+#ifndef MEMTRACE_SESSION_H
+#define MEMTRACE_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "profile.h"
+
+enum mt_stop { MT_STOP_EXIT, MT_STOP_DURATION, MT_STOP_SIGNAL };
+
+struct mt_session {
+	struct mt_process *proc; /* target; its modules are refreshed */
+	bool is_child;           /* started by us (waitpid) or attached (-p) */
+	bool ptraced;            /* child seized with exec/exit stops */
+	double duration;         /* seconds; 0: no limit */
+	int sigfd;               /* signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD */
+	/* results */
+	enum mt_stop stop;
+	int signo;               /* with MT_STOP_SIGNAL */
+	bool exited;             /* the target is gone */
+	int exit_code;           /* child's exit code (128+signal if killed) */
+	double elapsed;          /* seconds traced */
+};
+
+/*
+ * Block the signals the session waits for and return a signalfd for them.
+ * Call before starting a child, so no SIGCHLD is lost.  -errno on error.
+ */
+int mt_session_signals(void);
+
+/* Run until a stop condition.  Returns 0 or -errno. */
+int mt_session_run(struct mt_session *s);
+
+/* After a stop for another reason: reap the child if it has exited. */
+void mt_session_reap(struct mt_session *s);
+
+#endif

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile.h: the in-memory profile that the loader hands to the reporter.
+ *
+ * Two stages:
+ *   struct mt_raw_profile  what was collected: processes with the files they
+ *                          mapped, and stacks of return addresses with their
+ *                          allocated/freed totals.
+ *   struct mt_profile      the same after symbolisation: samples whose
+ *                          frames are source-level (an inlined function is a
+ *                          frame of its own), with the four pprof values.
+ * Writers (text, later folded/pprof) only read struct mt_profile.
+ */
+#ifndef MEMTRACE_PROFILE_H
+#define MEMTRACE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "memleak.h"
+
+/* One file mapped executable by a traced process, captured while it ran. */
+struct mt_module {
+	char *path;      /* the path the process mapped (as in /proc/PID/maps) */
+	int fd;          /* descriptor open on that file, or -1 */
+	uint64_t start;  /* lowest mapped address of the file */
+	uint64_t end;    /* highest mapped address of the file (exclusive) */
+	uint64_t bias;   /* runtime address minus ELF virtual address */
+};
+
+struct mt_process {
+	uint32_t pid;
+	char comm[64];
+	struct mt_module *mods;
+	size_t nmods;
+};
+
+/* Values of a sample, in Go's pprof order. */
+enum mt_value {
+	MT_ALLOC_OBJECTS,
+	MT_ALLOC_SPACE,
+	MT_INUSE_OBJECTS,
+	MT_INUSE_SPACE,
+	MT_NVALUES
+};
+
+/* Header facts printed at the top of every report. */
+struct mt_summary {
+	char target[256];     /* e.g. "pid 1234 (server)" */
+	char allocator[512];  /* what was probed, e.g. "glibc /usr/lib/.../libc.so.6" */
+	double duration_s;    /* time traced */
+	uint64_t counters[MT_CNT__COUNT]; /* summed kernel counters (memleak.h) */
+};
+
+struct mt_raw_stack {
+	uint32_t pid;
+	uint32_t nips;
+	uint64_t *ips;        /* leaf first; every entry is a return address */
+	uint64_t alloc_bytes, alloc_objects, free_bytes, free_objects;
+};
+
+/* One block still allocated when tracing stopped. */
+struct mt_raw_block {
+	uint32_t pid;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t stack_id;
+	uint64_t timestamp_ns;  /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+};
+
+struct mt_raw_profile {
+	struct mt_summary sum;
+	struct mt_process *procs;
+	size_t nprocs;
+	struct mt_raw_stack *stacks;
+	size_t nstacks;
+	struct mt_raw_block *blocks;
+	size_t nblocks;
+};
+
+/* A source-level frame.  Identical frames are stored once per profile. */
+struct mt_frame {
+	char *function;   /* demangled name; "module+0xOFFSET" if unresolved */
+	char *file;       /* source file of this location, or NULL */
+	int line;         /* line of this location (a call site for callers) */
+	char *decl_file;  /* file where the function is defined, or NULL */
+	int decl_line;    /* line where the function is defined, or 0 */
+	char *module;     /* path of the ELF file, or NULL */
+	uint64_t addr;    /* address the frame was resolved from */
+	bool inlined;     /* inlined into the next frame of the stack */
+};
+
+struct mt_sample {
+	uint32_t pid;
+	size_t nframes;
+	uint32_t *frames;          /* indices into mt_profile.frames, leaf first */
+	int64_t v[MT_NVALUES];
+};
+
+struct mt_profile {
+	struct mt_summary sum;
+	struct mt_frame *frames;
+	size_t nframes;
+	struct mt_sample *samples;
+	size_t nsamples;
+	struct mt_process *procs;  /* pid and comm only; mods are not copied */
+	size_t nprocs;
+};
+
+void mt_raw_profile_free(struct mt_raw_profile *raw);
+void mt_profile_free(struct mt_profile *p);
+
+#endif /* MEMTRACE_PROFILE_H */
