@@ -18,13 +18,18 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer
 CPPFLAGS += -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" \
-            -Ibpf -Isrc -Isrc/loader -Isrc/report -I$(BUILD)
-LDLIBS   += -lbpf -ldw -lelf -lz -lcap -lstdc++
+            -Ibpf -Isrc -Isrc/loader -Isrc/report -I$(BUILD) -I$(BUILD)/proto
+LDLIBS   += -lbpf -ldw -lelf -lz -lcap -lprotobuf-c -lstdc++
 
 LOADER_SRCS := $(sort $(wildcard src/loader/*.c))
 REPORT_SRCS := $(sort $(wildcard src/report/*.c))
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(BUILD)/%.o)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
+
+# pprof's profile.proto, compiled by protoc-c into C the reporter links.
+PROTO_C  := $(BUILD)/proto/profile.pb-c.c
+PROTO_H  := $(BUILD)/proto/profile.pb-c.h
+PROTO_O  := $(BUILD)/proto/profile.pb-c.o
 
 BPF_OBJ  := $(BUILD)/memleak.bpf.o
 BPF_SKEL := $(BUILD)/memleak.skel.h
@@ -33,8 +38,15 @@ BPF_SKEL := $(BUILD)/memleak.skel.h
 
 all: memtrace
 
-memtrace: $(LOADER_OBJS) $(REPORT_OBJS)
+memtrace: $(LOADER_OBJS) $(REPORT_OBJS) $(PROTO_O)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(PROTO_C) $(PROTO_H) &: proto/profile.proto
+	@mkdir -p $(BUILD)/proto
+	protoc-c --c_out=$(BUILD)/proto --proto_path=proto $<
+
+$(PROTO_O): $(PROTO_C)
+	$(CC) $(CPPFLAGS) -O2 -g -c $< -o $@
 
 $(BPF_OBJ): bpf/memleak.bpf.c bpf/memleak.h vmlinux/vmlinux.h | $(BUILD)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
@@ -43,8 +55,9 @@ $(BPF_OBJ): bpf/memleak.bpf.c bpf/memleak.h vmlinux/vmlinux.h | $(BUILD)
 $(BPF_SKEL): $(BPF_OBJ)
 	$(BPFTOOL) gen skeleton $< name memleak_bpf > $@.tmp && mv $@.tmp $@
 
-# The loader includes the skeleton; every object depends on the shared headers.
-$(LOADER_OBJS): $(BPF_SKEL)
+# The loader includes the skeleton, the reporter the protobuf code.
+$(LOADER_OBJS): $(BPF_SKEL) $(PROTO_H)
+$(REPORT_OBJS): $(PROTO_H)
 $(BUILD)/%.o: %.c bpf/memleak.h src/report/profile.h | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@

@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(
 	make gcc g++ clang bpftool pkg-config
 	libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-dev
-	libcmocka-dev python3 valgrind util-linux procps
+	libprotobuf-c-dev protobuf-c-compiler
+	libcmocka-dev python3 valgrind util-linux procps golang-go
 	clang-tidy cppcheck
 )
 

@@ -48,7 +48,7 @@ int mt_allocator_for_pid(pid_t pid, struct mt_allocator *a)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	n = readlink(exe, shown, sizeof(shown) - 1);
 	if (n < 0)
-		return -errno == -ENOENT ? -ESRCH : -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	shown[n] = '\0';
 	return use_static_exe(exe, shown, a);
 }
@@ -60,7 +60,10 @@ int mt_allocator_for_exe(const char *exe, struct mt_allocator *a)
 	bool dynamic;
 	int ret = mt_elf_is_dynamic(exe, &dynamic);
 
-	if (ret)
+	/* Not ELF (a script): its interpreter is a dynamic executable. */
+	if (ret == -ENOEXEC)
+		dynamic = true;
+	else if (ret)
 		return ret;
 	if (!dynamic)
 		return use_static_exe(exe, exe, a);

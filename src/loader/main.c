@@ -23,8 +23,10 @@
 #include "privs.h"
 #include "probes.h"
 #include "session.h"
+#include "blocks.h"
+#include "pprof_read.h"
+#include "render.h"
 #include "symbolize.h"
-#include "text.h"
 
 static bool verbose;
 
@@ -156,47 +158,81 @@ static int start_cmd_target(const struct mt_options *o, struct target *t)
 		return fail("cannot start '%s': %s", exe, strerror(-ret));
 	t->is_child = true;
 	t->pid = t->child.pid;
-	base = strrchr(exe, '/');
-	snprintf(t->comm, sizeof(t->comm), "%s", base ? base + 1 : exe);
+	/* The name the kernel will give it: the basename, cut to 15 bytes. */
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	memcpy(t->comm, base, strnlen(base, 15));
+	t->comm[strnlen(base, 15)] = '\0';
 	return 0;
+}
+
+static struct mt_render_opts render_opts(const struct mt_options *o,
+					 bool exited_child)
+{
+	struct mt_render_opts r = {
+		.text = { .metric = o->metric, .top_n = o->top_n, .cum = o->cum,
+			  .unit = o->unit },
+		.leaks = { .min_age_ns = o->min_age_ns, .top_n = o->top_n,
+			   .unit = o->unit },
+	};
+
+	/* A command that has exited leaked whatever it did not free. */
+	if (exited_child && !o->min_age_given)
+		r.leaks.min_age_ns = 0;
+	return r;
 }
 
 static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		  struct mt_process *proc, const struct target *t,
-		  double elapsed, FILE *out)
+		  const struct mt_session *s)
 {
 	struct mt_raw_profile raw = { 0 };
 	struct mt_profile prof = { 0 };
-	struct mt_text_opts topts = {
-		.metric = o->metric, .top_n = o->top_n, .cum = o->cum,
-		.unit = o->unit,
-	};
+	struct mt_render_opts ropts = render_opts(o, t->is_child && s->exited);
 	int ret = mt_collect(skel, &raw);
 
+	raw.procs = proc;
+	raw.nprocs = 1;
 	if (ret) {
-		mt_raw_profile_free(&raw);
-		return fail("cannot read the BPF maps: %s", strerror(-ret));
+		fail("cannot read the BPF maps: %s", strerror(-ret));
+		goto out;
 	}
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
 		 (int)t->pid, t->comm);
 	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s",
 		 t->alloc.kind, t->alloc.shown);
-	raw.sum.duration_s = elapsed;
-	raw.procs = proc;
-	raw.nprocs = 1;
+	raw.sum.duration_s = s->elapsed;
+	raw.sum.stop_ns = s->stop_ns;
 	ret = mt_symbolize(&raw, &prof);
+	if (!ret)
+		ret = mt_profile_add_blocks(&prof, &raw);
+	if (ret) {
+		fail("cannot symbolise the profile: %s", strerror(-ret));
+		goto out;
+	}
+	ret = mt_render(o->outputs, o->noutputs, &prof, &raw, &ropts) ? 1 : 0;
+out:
 	raw.procs = NULL; /* owned by the caller */
 	raw.nprocs = 0;
 	mt_raw_profile_free(&raw);
+	mt_profile_free(&prof);
+	return ret ? 1 : 0;
+}
+
+/* memtrace report FILE: render a saved profile, no tracing. */
+static int report_file(const struct mt_options *o)
+{
+	struct mt_profile prof = { 0 };
+	struct mt_render_opts ropts = render_opts(o, false);
+	char err[256];
+	int ret = mt_pprof_read(o->input, &prof, err, sizeof(err));
+
 	if (ret) {
 		mt_profile_free(&prof);
-		return fail("cannot symbolise the profile: %s", strerror(-ret));
+		return fail("%s: %s", o->input, err);
 	}
-	ret = mt_write_text(out, &prof, &topts);
+	ret = mt_render(o->outputs, o->noutputs, &prof, NULL, &ropts);
 	mt_profile_free(&prof);
-	if (ret || fflush(out))
-		return fail("cannot write the report: %s", strerror(errno));
-	return 0;
+	return ret ? 1 : 0;
 }
 
 static void free_process(struct mt_process *proc)
@@ -211,8 +247,7 @@ static void free_process(struct mt_process *proc)
 	proc->nmods = 0;
 }
 
-static int trace(const struct mt_options *o, struct target *t, int sigfd,
-		 FILE *out)
+static int trace(const struct mt_options *o, struct target *t, int sigfd)
 {
 	struct mt_process proc = { .pid = (uint32_t)t->pid };
 	struct mt_session s = {
@@ -255,7 +290,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd,
 	mt_probes_detach(&probes);
 	if (s.stop == MT_STOP_EXIT && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
-	ret = report(o, skel, &proc, t, s.elapsed, out);
+	ret = report(o, skel, &proc, t, &s);
 	memleak_bpf__destroy(skel);
 	free_process(&proc);
 	if (ret)
@@ -267,40 +302,48 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd,
 	return t->is_child && s.exited ? s.exit_code : 0;
 }
 
+/* Fail now, not after a long trace, when a report file cannot be written. */
+static int check_outputs(const struct mt_options *o)
+{
+	for (size_t i = 0; i < o->noutputs; i++) {
+		const char *path = o->outputs[i].path;
+		FILE *f;
+
+		if (!path)
+			continue;
+		f = fopen(path, "ae");
+		if (!f)
+			return fail("cannot write '%s': %s", path, strerror(errno));
+		fclose(f);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct mt_options o;
 	struct target t = { .child = { .gate_fd = -1, .err_fd = -1 } };
-	FILE *out = stdout;
 	int sigfd, ret = mt_options_parse(argc, argv, &o);
 
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	signal(SIGPIPE, SIG_IGN);
+	if (check_outputs(&o))
+		return 1;
+	if (o.report_mode)
+		return report_file(&o);
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_print);
-	signal(SIGPIPE, SIG_IGN);
 	if (!mt_privileged())
 		return fail("not enough privilege: tracing needs %s", MT_CAPS_NEEDED);
 	sigfd = mt_session_signals();
 	if (sigfd < 0)
 		return fail("cannot set up signal handling: %s", strerror(-sigfd));
 	ret = o.pid ? find_pid_target(&o, &t) : start_cmd_target(&o, &t);
-	if (ret)
-		return ret;
-	if (o.output) {
-		out = fopen(o.output, "we");
-		if (!out) {
-			ret = fail("cannot write '%s': %s", o.output, strerror(errno));
-			if (t.is_child)
-				mt_child_abort(&t.child);
-			return ret;
-		}
-	}
-	ret = trace(&o, &t, sigfd, out);
+	if (!ret)
+		ret = trace(&o, &t, sigfd);
 	if (ret && t.is_child && t.child.gate_fd >= 0)
 		mt_child_abort(&t.child);
-	if (out != stdout && fclose(out) && !ret)
-		ret = fail("cannot write '%s': %s", o.output, strerror(errno));
 	close(sigfd);
 	return ret;
 }

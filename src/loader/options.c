@@ -11,18 +11,29 @@
 
 #include "memleak.h"
 
-enum { OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS };
+#define DEFAULT_MIN_AGE_NS 5000000000ULL
+
+enum {
+	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
+	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
+};
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output", required_argument, NULL, 'o' },
-	{ "top", required_argument, NULL, 'n' },
+	{ "top", optional_argument, NULL, 'n' },
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "cum", no_argument, NULL, OPT_CUM },
 	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "text", optional_argument, NULL, OPT_TEXT },
+	{ "folded", optional_argument, NULL, OPT_FOLDED },
+	{ "leaks", optional_argument, NULL, OPT_LEAKS },
+	{ "raw", optional_argument, NULL, OPT_RAW },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -34,27 +45,42 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: memtrace [OPTIONS] -p PID\n"
 "       memtrace [OPTIONS] -- CMD [ARGS...]\n"
+"       memtrace report FILE [OPTIONS]\n"
 "\n"
 "Heap profiler for running processes: traces the malloc family with eBPF\n"
 "uprobes (no rebuild, no LD_PRELOAD, no restart) and reports where memory\n"
-"is allocated and what is still in use, symbolised with file:line.\n"
+"is allocated, what is still in use and what leaked, with file:line.\n"
 "\n"
 "Target:\n"
 "  -p, --pid PID          attach to a running process (all its threads)\n"
 "  -- CMD [ARGS...]       start CMD, traced from its first allocation;\n"
 "                         memtrace exits with CMD's exit status\n"
+"  report FILE            render a saved pprof profile (memtrace's or Go's);\n"
+"                         needs no privileges\n"
 "Tracing:\n"
 "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C,\n"
 "                         SIGTERM or the target exits)\n"
 "      --max-allocs N     outstanding allocations kept (default %u)\n"
 "      --max-stacks N     distinct stacks kept (default %u)\n"
+"Output (several may be given; a format without =FILE goes to -o or stdout;\n"
+"with none, the top report does):\n"
+"      --text[=FILE]      top functions and stacks (pprof -top style)\n"
+"      --top              the same as --text\n"
+"      --leaks[=FILE]     blocks not freed, older than --min-age, by stack\n"
+"      --folded[=FILE]    folded stacks for flamegraph.pl\n"
+"      --raw[=FILE]       every stack with raw frames and totals\n"
+"      --pprof FILE       gzipped pprof profile (go tool pprof reads it);\n"
+"                         also chosen by -o FILE.pb.gz\n"
+"  -o, --output FILE      where the formats without =FILE go\n"
 "Report:\n"
-"  -o, --output FILE      write the report to FILE instead of stdout\n"
-"  -n, --top N            functions and stacks shown (default 20)\n"
+"  -n, --top N            functions, stacks and leaks shown (default 20)\n"
 "      --metric M         inuse_space (default), inuse_objects,\n"
 "                         alloc_space or alloc_objects\n"
 "      --cum              sort by cumulative instead of flat value\n"
 "      --unit U           auto (default), B, KiB, MiB or GiB\n"
+"      --min-age AGE      leaks: only blocks at least AGE old, e.g. 500ms,\n"
+"                         5s (default), 2m, 0 for all; with -- CMD every\n"
+"                         block not freed at exit is reported\n"
 "Other:\n"
 "  -v, --verbose          show libbpf's messages\n"
 "  -h, --help             show this help\n"
@@ -63,9 +89,12 @@ static void usage(FILE *f)
 "Examples:\n"
 "  sudo memtrace -p PID -d 60\n"
 "  sudo memtrace -- ./prog --port 8080\n"
-"  sudo memtrace -p PID --metric alloc_space -n 30 -o report.txt\n"
+"  sudo memtrace -p PID --leaks -o report.txt\n"
+"  sudo memtrace -p PID --folded | flamegraph.pl > out.svg\n"
+"  sudo memtrace -p PID -d 30 --pprof heap.pb.gz --folded=heap.folded\n"
+"  memtrace report heap.pb.gz --metric alloc_space\n"
 "\n"
-"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n",
+"Tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n",
 		MT_DEFAULT_MAX_ALLOCS, MT_DEFAULT_MAX_STACKS);
 }
 
@@ -95,10 +124,44 @@ static int parse_long(const char *opt, const char *s, long min, long max,
 	return 0;
 }
 
+/* "1.5", "500ms", "5s", "2m", "1h": seconds, as a positive finite number. */
+static int parse_seconds(const char *s, bool allow_zero, double *out)
+{
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 },
+		{ "m", 60 }, { "h", 3600 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0 || (v == 0 && !allow_zero))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			*out = v * units[i].scale;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int add_output(struct mt_options *o, enum mt_format fmt,
+		      const char *path)
+{
+	if (o->noutputs == MT_MAX_OUTPUTS) {
+		fprintf(stderr, "memtrace: at most %d outputs\n", MT_MAX_OUTPUTS);
+		return -1;
+	}
+	o->outputs[o->noutputs++] = (struct mt_output){ fmt, path };
+	return 0;
+}
+
 static int parse_one(int c, const char *arg, struct mt_options *o)
 {
+	double secs;
 	long v;
-	char *end;
 
 	switch (c) {
 	case 'p':
@@ -107,17 +170,17 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		o->pid = (pid_t)v;
 		return 0;
 	case 'd':
-		errno = 0;
-		o->duration = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(o->duration) ||
-		    o->duration <= 0)
+		if (parse_seconds(arg, false, &o->duration))
 			return bad("--duration", arg,
-				   "expected a number of seconds above 0");
+				   "expected a time above 0, e.g. 30, 1.5, 500ms, 2m");
 		return 0;
 	case 'o':
 		o->output = arg;
 		return 0;
 	case 'n':
+		/* "--top" alone is the text format, "--top N"/"-n N" a count. */
+		if (!arg)
+			return add_output(o, MT_FMT_TEXT, NULL);
 		if (parse_long("--top", arg, 1, 1000000, &v))
 			return -1;
 		o->top_n = (int)v;
@@ -144,6 +207,23 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 			return -1;
 		o->max_stacks = (uint32_t)v;
 		return 0;
+	case OPT_TEXT:
+		return add_output(o, MT_FMT_TEXT, arg);
+	case OPT_FOLDED:
+		return add_output(o, MT_FMT_FOLDED, arg);
+	case OPT_LEAKS:
+		return add_output(o, MT_FMT_LEAKS, arg);
+	case OPT_RAW:
+		return add_output(o, MT_FMT_RAW, arg);
+	case OPT_PPROF:
+		return add_output(o, MT_FMT_PPROF, arg);
+	case OPT_MIN_AGE:
+		if (parse_seconds(arg, true, &secs) || secs > 1e9)
+			return bad("--min-age", arg,
+				   "expected a time, e.g. 0, 500ms, 5s, 2m");
+		o->min_age_ns = (uint64_t)(secs * 1e9);
+		o->min_age_given = true;
+		return 0;
 	case 'v':
 		o->verbose = true;
 		return 0;
@@ -152,19 +232,98 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	}
 }
 
-int mt_options_parse(int argc, char **argv, struct mt_options *o)
+static bool ends_with(const char *s, const char *suffix)
 {
-	int c;
+	size_t n = strlen(s), m = strlen(suffix);
 
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Give formats without a file -o's destination; default to the top report. */
+static int resolve_outputs(struct mt_options *o)
+{
+	bool primary = false;
+
+	for (size_t i = 0; i < o->noutputs; i++) {
+		if (!o->outputs[i].path) {
+			o->outputs[i].path = o->output;
+			primary = true;
+		}
+	}
+	if (!primary) {
+		bool pb = o->output && (ends_with(o->output, ".pb.gz") ||
+					ends_with(o->output, ".pb"));
+
+		if (add_output(o, pb ? MT_FMT_PPROF : MT_FMT_TEXT, o->output))
+			return -1;
+	}
+	for (size_t i = 0; i < o->noutputs; i++) {
+		if (o->outputs[i].fmt == MT_FMT_PPROF && !o->outputs[i].path) {
+			fprintf(stderr, "memtrace: a pprof profile is binary: give it a file (--pprof FILE or -o FILE.pb.gz)\n");
+			return -1;
+		}
+		if (o->report_mode && o->outputs[i].fmt == MT_FMT_RAW) {
+			fprintf(stderr, "memtrace: --raw needs a live trace: a saved profile has no raw frames\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void defaults(struct mt_options *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->top_n = 20;
 	o->metric = MT_INUSE_SPACE;
 	o->unit = MT_UNIT_AUTO;
 	o->max_allocs = MT_DEFAULT_MAX_ALLOCS;
 	o->max_stacks = MT_DEFAULT_MAX_STACKS;
+	o->min_age_ns = DEFAULT_MIN_AGE_NS;
+}
 
+static int check_target(struct mt_options *o, int argc, char **argv)
+{
+	if (o->report_mode) {
+		if (optind != argc - 1) {
+			fprintf(stderr, "memtrace: report takes one profile file (see --help)\n");
+			return -1;
+		}
+		if (o->pid || o->duration > 0) {
+			fprintf(stderr, "memtrace: -p and -d are for tracing, not for report\n");
+			return -1;
+		}
+		o->input = argv[optind];
+		return 0;
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (o->pid && o->cmd) {
+		fprintf(stderr, "memtrace: give either -p PID or -- CMD, not both\n");
+		return -1;
+	}
+	if (!o->pid && !o->cmd) {
+		fprintf(stderr, "memtrace: nothing to trace: give -p PID or -- CMD (see --help)\n");
+		return -1;
+	}
+	return 0;
+}
+
+int mt_options_parse(int argc, char **argv, struct mt_options *o)
+{
+	/* Tracing stops at the first non-option (the command); report permutes. */
+	const char *shorts = "+p:d:o:n:vhV";
+	int c;
+
+	defaults(o);
+	if (argc > 1 && strcmp(argv[1], "report") == 0) {
+		o->report_mode = true;
+		argc--;
+		argv++;
+		shorts++;
+	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+p:d:o:n:vhV", long_opts, NULL)) != -1) {
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 1;
@@ -178,18 +337,14 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 				argv[optind - 1]);
 			return -1;
 		}
+		/* "--top N" as two words: N is the count. */
+		if (c == 'n' && !optarg && optind < argc && argv[optind][0] >= '0' &&
+		    argv[optind][0] <= '9')
+			optarg = argv[optind++];
 		if (parse_one(c, optarg, o))
 			return -1;
 	}
-	if (optind < argc)
-		o->cmd = &argv[optind];
-	if (o->pid && o->cmd) {
-		fprintf(stderr, "memtrace: give either -p PID or -- CMD, not both\n");
+	if (check_target(o, argc, argv))
 		return -1;
-	}
-	if (!o->pid && !o->cmd) {
-		fprintf(stderr, "memtrace: nothing to trace: give -p PID or -- CMD (see --help)\n");
-		return -1;
-	}
-	return 0;
+	return resolve_outputs(o);
 }

@@ -8,9 +8,14 @@
 #include <sys/types.h>
 
 #include "profile.h"
+#include "render.h"
 #include "units.h"
 
+#define MT_MAX_OUTPUTS 8
+
 struct mt_options {
+	bool report_mode;      /* "memtrace report FILE": render a saved profile */
+	const char *input;     /* that FILE */
 	pid_t pid;             /* -p; 0 when a command is given */
 	char **cmd;            /* after "--"; NULL with -p */
 	double duration;       /* -d seconds; 0: until stopped or target exit */
@@ -22,10 +27,15 @@ struct mt_options {
 	uint32_t max_allocs;   /* --max-allocs */
 	uint32_t max_stacks;   /* --max-stacks */
 	bool verbose;          /* -v: libbpf's messages too */
+	uint64_t min_age_ns;   /* --min-age for the leak report */
+	bool min_age_given;
+	struct mt_output outputs[MT_MAX_OUTPUTS];
+	size_t noutputs;       /* resolved: every format with its destination */
 };
 
 /*
- * Parse argv.  Returns 0 to go on, 1 when --help or --version was printed
+ * Parse argv ("memtrace [OPTIONS] -p PID", "memtrace [OPTIONS] -- CMD" or
+ * "memtrace report FILE [OPTIONS]").  Returns 0 to go on, 1 when --help or --version was printed
  * (exit 0), -1 after printing a one-line error (exit non-zero).
  */
 int mt_options_parse(int argc, char **argv, struct mt_options *o);

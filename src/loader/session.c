@@ -167,6 +167,7 @@ int mt_session_run(struct mt_session *s)
 		}
 	}
 	s->elapsed = now_s() - start;
+	s->stop_ns = (uint64_t)(now_s() * 1e9);
 	if (pidfd >= 0)
 		close(pidfd);
 	return 0;

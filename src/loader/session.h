@@ -8,6 +8,7 @@
 #define MEMTRACE_SESSION_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "profile.h"
@@ -26,6 +27,7 @@ struct mt_session {
 	bool exited;             /* the target is gone */
 	int exit_code;           /* child's exit code (128+signal if killed) */
 	double elapsed;          /* seconds traced */
+	uint64_t stop_ns;        /* CLOCK_MONOTONIC when tracing stopped */
 };
 
 /*

@@ -48,13 +48,15 @@ enum mt_value {
 /* Header facts printed at the top of every report. */
 struct mt_summary {
 	char target[256];     /* e.g. "pid 1234 (server)" */
-	char allocator[512];  /* what was probed, e.g. "glibc /usr/lib/.../libc.so.6" */
+	char allocator[4200]; /* what was probed, e.g. "glibc /usr/lib/.../libc.so.6" */
 	double duration_s;    /* time traced */
+	uint64_t stop_ns;     /* CLOCK_MONOTONIC when tracing stopped (block ages) */
 	uint64_t counters[MT_CNT__COUNT]; /* summed kernel counters (memleak.h) */
 };
 
 struct mt_raw_stack {
 	uint32_t pid;
+	uint64_t stack_id;    /* as in the BPF maps; MT_STACK_NONE if unknown */
 	uint32_t nips;
 	uint64_t *ips;        /* leaf first; every entry is a return address */
 	uint64_t alloc_bytes, alloc_objects, free_bytes, free_objects;
@@ -98,6 +100,15 @@ struct mt_sample {
 	int64_t v[MT_NVALUES];
 };
 
+/* An outstanding block, for the leak report. */
+struct mt_block {
+	uint32_t pid;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t timestamp_ns;  /* CLOCK_MONOTONIC at allocation */
+	size_t sample;          /* index into mt_profile.samples, or SIZE_MAX */
+};
+
 struct mt_profile {
 	struct mt_summary sum;
 	struct mt_frame *frames;
@@ -106,6 +117,8 @@ struct mt_profile {
 	size_t nsamples;
 	struct mt_process *procs;  /* pid and comm only; mods are not copied */
 	size_t nprocs;
+	struct mt_block *blocks;   /* outstanding blocks (may be empty) */
+	size_t nblocks;
 };
 
 void mt_raw_profile_free(struct mt_raw_profile *raw);

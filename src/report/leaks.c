@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/* leaks.c: outstanding blocks grouped by stack. */
+#include "leaks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "stacks.h"
+
+#define MAX_ADDRS 3
+
+struct leak_group {
+	size_t group;            /* index into the stack groups */
+	uint64_t bytes, blocks, min_size, max_size;
+	uint64_t oldest_ts, newest_ts;
+	uint64_t addrs[MAX_ADDRS];
+};
+
+static int cmp_leak(const void *a, const void *b)
+{
+	const struct leak_group *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->blocks != y->blocks)
+		return x->blocks > y->blocks ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
+}
+
+static void add_block(struct leak_group *l, const struct mt_block *b)
+{
+	if (l->blocks < MAX_ADDRS)
+		l->addrs[l->blocks] = b->addr;
+	if (l->blocks == 0 || b->size < l->min_size)
+		l->min_size = b->size;
+	if (b->size > l->max_size)
+		l->max_size = b->size;
+	if (l->blocks == 0 || b->timestamp_ns < l->oldest_ts)
+		l->oldest_ts = b->timestamp_ns;
+	if (b->timestamp_ns > l->newest_ts)
+		l->newest_ts = b->timestamp_ns;
+	l->bytes += b->size;
+	l->blocks++;
+}
+
+static double age_s(const struct mt_profile *p, uint64_t ts)
+{
+	return p->sum.stop_ns > ts ? (double)(p->sum.stop_ns - ts) / 1e9 : 0.0;
+}
+
+static void write_group(FILE *out, const struct mt_profile *p,
+			const struct leak_group *l, const struct mt_sample *s,
+			size_t rank, enum mt_unit unit)
+{
+	char a[32], b[32], t[32];
+
+	fprintf(out, "#%zu %" PRIu64 " bytes in %" PRIu64 " blocks (%s) not freed, block sizes %s..%s, ages %.1fs..%.1fs\n",
+		rank, l->bytes, l->blocks,
+		mt_format_bytes(t, sizeof(t), (int64_t)l->bytes, unit),
+		mt_format_bytes(a, sizeof(a), (int64_t)l->min_size, MT_UNIT_B),
+		mt_format_bytes(b, sizeof(b), (int64_t)l->max_size, MT_UNIT_B),
+		age_s(p, l->newest_ts), age_s(p, l->oldest_ts));
+	fputs("    at", out);
+	for (uint64_t i = 0; i < l->blocks && i < MAX_ADDRS; i++)
+		fprintf(out, " 0x%" PRIx64, l->addrs[i]);
+	fputs(l->blocks > MAX_ADDRS ? " ...\n" : "\n", out);
+	for (size_t k = 0; k < s->nframes; k++) {
+		const struct mt_frame *f = &p->frames[s->frames[k]];
+
+		fprintf(out, "    %-24s ", f->function);
+		if (f->file)
+			fprintf(out, "%s:%d", f->file, f->line);
+		else if (f->module)
+			fprintf(out, "[%s]", mt_path_basename(f->module));
+		fputs(f->inlined ? " (inlined)\n" : "\n", out);
+	}
+	fputc('\n', out);
+}
+
+int mt_write_leaks(FILE *out, const struct mt_profile *p,
+		   const struct mt_leak_opts *o)
+{
+	struct mt_stack_group *g = NULL;
+	struct leak_group *leaks = NULL;
+	size_t ng = 0, nl = 0, *gof = NULL, *slot = NULL;
+	uint64_t bytes = 0, blocks = 0;
+	char buf[32];
+	int ret = mt_stacks_group(p, true, &g, &ng, &gof);
+
+	if (ret)
+		return ret;
+	slot = malloc((ng ? ng : 1) * sizeof(*slot));
+	leaks = calloc(ng ? ng : 1, sizeof(*leaks));
+	if (!slot || !leaks) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ng; i++)
+		slot[i] = SIZE_MAX;
+	for (size_t i = 0; i < p->nblocks; i++) {
+		const struct mt_block *b = &p->blocks[i];
+		size_t gi;
+
+		if (b->sample >= p->nsamples ||
+		    age_s(p, b->timestamp_ns) * 1e9 < (double)o->min_age_ns)
+			continue;
+		gi = gof[b->sample];
+		if (slot[gi] == SIZE_MAX) {
+			slot[gi] = nl;
+			leaks[nl++].group = gi;
+		}
+		add_block(&leaks[slot[gi]], b);
+		bytes += b->size;
+		blocks++;
+	}
+	qsort(leaks, nl, sizeof(*leaks), cmp_leak);
+	fprintf(out, "not freed: %" PRIu64 " bytes in %" PRIu64 " blocks from %zu call sites (%s)",
+		bytes, blocks, nl,
+		mt_format_bytes(buf, sizeof(buf), (int64_t)bytes, o->unit));
+	if (o->min_age_ns)
+		fprintf(out, ", blocks older than %.1fs", (double)o->min_age_ns / 1e9);
+	fputs("\n\n", out);
+	for (size_t i = 0; i < nl && (o->top_n <= 0 || i < (size_t)o->top_n); i++)
+		write_group(out, p, &leaks[i], &p->samples[g[leaks[i].group].sample],
+			    i + 1, o->unit);
+	if (o->top_n > 0 && nl > (size_t)o->top_n)
+		fprintf(out, "(%zu more call sites not shown; -n sets how many)\n",
+			nl - (size_t)o->top_n);
+	ret = ferror(out) ? -EIO : 0;
+out:
+	free(g);
+	free(gof);
+	free(slot);
+	free(leaks);
+	return ret;
+}

@@ -1,0 +1,1047 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof_read.c: a pprof profile to struct mt_profile (see pprof_read.h).
+ *
+ * Steps: read the file (capped), gunzip it if it starts with the gzip
+ * magic (capped), let protobuf-c decode it through an allocator with a
+ * memory budget, check every index and id, then convert.  Nothing from the
+ * file is used before it has been checked.
+ */
+#include "pprof_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define ZLIB_CONST
+#include <zlib.h>
+#include "frame.h"
+#include "itab.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Label PbLabel;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+
+static const char *const value_names[MT_NVALUES] = {
+	[MT_ALLOC_OBJECTS] = "alloc_objects",
+	[MT_ALLOC_SPACE] = "alloc_space",
+	[MT_INUSE_OBJECTS] = "inuse_objects",
+	[MT_INUSE_SPACE] = "inuse_space",
+};
+
+static const struct mt_pprof_limits default_limits = {
+	.max_file = MT_PPROF_MAX_FILE,
+	.max_proto = MT_PPROF_MAX_PROTO,
+	.max_memory = MT_PPROF_MAX_MEMORY,
+};
+
+/* Where the one-line reason of a failure goes. */
+struct errbuf {
+	char *s;
+	size_t len;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(const struct errbuf *e, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->s && e->len) {
+		va_start(ap, fmt);
+		vsnprintf(e->s, e->len, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int fail_nomem(const struct errbuf *e)
+{
+	return fail(e, -ENOMEM, "out of memory");
+}
+
+/* ---- input ---- */
+
+struct bytes {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+/* Grow B to hold at least one more byte, up to LIMIT + 1 bytes. */
+static int bytes_grow(struct bytes *b, size_t limit)
+{
+	size_t cap = b->cap < 4096 ? 4096 : b->cap;
+	uint8_t *d;
+
+	if (limit > SIZE_MAX / 4)
+		limit = SIZE_MAX / 4;
+	if (b->cap > limit)
+		return -EFBIG;
+	if (b->cap >= 4096)
+		cap = b->cap > (limit + 1) / 2 ? limit + 1 : b->cap * 2;
+	d = realloc(b->data, cap);
+	if (!d)
+		return -ENOMEM;
+	b->data = d;
+	b->cap = cap;
+	return 0;
+}
+
+static int read_fd(int fd, size_t max, struct bytes *b, const struct errbuf *e)
+{
+	struct stat sb;
+
+	/* A regular file is read into one buffer of the right size. */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
+	    (uint64_t)sb.st_size < max) {
+		b->data = malloc((size_t)sb.st_size + 1);
+		if (!b->data)
+			return fail_nomem(e);
+		b->cap = (size_t)sb.st_size + 1;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (b->len == b->cap) {
+			int err = bytes_grow(b, max);
+
+			if (err == -EFBIG)
+				return fail(e, err, "file is larger than %zu bytes", max);
+			if (err)
+				return fail_nomem(e);
+		}
+		n = read(fd, b->data + b->len, b->cap - b->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail(e, -errno, "read: %s", strerror(errno));
+		if (n == 0)
+			break;
+		b->len += (size_t)n;
+	}
+	if (b->len > max)
+		return fail(e, -EFBIG, "file is larger than %zu bytes", max);
+	return 0;
+}
+
+static bool is_gzip(const uint8_t *d, size_t len)
+{
+	return len >= 2 && d[0] == 0x1f && d[1] == 0x8b;
+}
+
+/* Output space for inflate: at least one byte, at most UINT_MAX. */
+static int inflate_room(z_stream *zs, struct bytes *out, size_t max)
+{
+	size_t room;
+
+	if (out->len == out->cap) {
+		int err = bytes_grow(out, max);
+
+		if (err)
+			return err;
+	}
+	room = out->cap - out->len;
+	zs->next_out = out->data + out->len;
+	zs->avail_out = room > UINT_MAX ? UINT_MAX : (unsigned)room;
+	return 0;
+}
+
+static int inflate_error(int zret, const struct errbuf *e)
+{
+	if (zret == Z_MEM_ERROR)
+		return fail_nomem(e);
+	return fail(e, -EINVAL, "truncated or corrupt gzip data");
+}
+
+/*
+ * One inflate step over IN[*pos..LEN) into OUT.  Returns 1 at the end of
+ * all members, 0 to go on, or a negative errno.
+ */
+static int inflate_step(z_stream *zs, const uint8_t *in, size_t len,
+			size_t *pos, struct bytes *out, size_t max,
+			const struct errbuf *e)
+{
+	size_t left = len - *pos;
+	unsigned feed = left > UINT_MAX ? UINT_MAX : (unsigned)left;
+	unsigned room;
+	int zret, err = inflate_room(zs, out, max);
+
+	if (err == -EFBIG)
+		return fail(e, err, "decompressed profile is larger than %zu bytes",
+			    max);
+	if (err)
+		return fail_nomem(e);
+	zs->next_in = in + *pos;
+	zs->avail_in = feed;
+	room = zs->avail_out;
+	zret = inflate(zs, Z_NO_FLUSH);
+	*pos += feed - zs->avail_in;
+	out->len += room - zs->avail_out;
+	if (zret == Z_STREAM_END) {
+		if (*pos == len)
+			return 1;
+		/* Another gzip member may follow (as gzip(1) concatenates). */
+		if (!is_gzip(in + *pos, len - *pos))
+			return fail(e, -EINVAL, "trailing garbage after gzip data");
+		return inflateReset(zs) == Z_OK ? 0 : inflate_error(Z_DATA_ERROR, e);
+	}
+	if (zret == Z_OK)
+		return 0;
+	/* Z_BUF_ERROR: no progress was possible, so the input has ended. */
+	return inflate_error(zret, e);
+}
+
+static int gunzip(const uint8_t *in, size_t len, size_t max, struct bytes *out,
+		  const struct errbuf *e)
+{
+	z_stream zs;
+	size_t pos = 0;
+	int ret;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 16) != Z_OK)
+		return fail_nomem(e);
+	do
+		ret = inflate_step(&zs, in, len, &pos, out, max, e);
+	while (ret == 0);
+	inflateEnd(&zs);
+	if (ret > 0 && out->len > max)
+		ret = fail(e, -EFBIG, "decompressed profile is larger than %zu bytes",
+			   max);
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- protobuf decoding under a memory budget ---- */
+
+struct budget {
+	size_t used, max;
+	bool over, nomem;
+};
+
+union hdr {
+	size_t size;
+	max_align_t align;
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+	struct budget *b = data;
+	size_t left = b->max - b->used;
+	union hdr *h;
+
+	if (size > left || sizeof(*h) > left - size) {
+		b->over = true;
+		return NULL;
+	}
+	h = malloc(sizeof(*h) + size);
+	if (!h) {
+		b->nomem = true;
+		return NULL;
+	}
+	h->size = size;
+	b->used += sizeof(*h) + size;
+	return h + 1;
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	struct budget *b = data;
+	union hdr *h;
+
+	if (!ptr)
+		return;
+	h = (union hdr *)ptr - 1;
+	b->used -= sizeof(*h) + h->size;
+	free(h);
+}
+
+/* ---- checks ---- */
+
+/* Reader state while converting. */
+struct rd {
+	const PbProfile *pb;
+	const struct mt_pprof_limits *lim;
+	const char *name;
+	const struct errbuf *e;
+	int vidx[MT_NVALUES];   /* sample_type index of each value, or -1 */
+	struct mt_itab mapidx, funcidx, locidx;
+	size_t *locfirst;       /* per location: 1 + offset into locframes,
+				   0 until a kept sample uses it */
+	uint32_t *locframes;    /* frame indices of each location, leaf first */
+	size_t nlocframes, locframecap;
+	struct mt_frame_vec frames;
+	struct mt_itab frameidx;
+	struct mt_itab procidx;
+	size_t proccap;
+	size_t nrefs;           /* frame references of all samples */
+	int64_t total[MT_NVALUES];
+	struct mt_profile *out;
+};
+
+static bool str_ok(const PbProfile *pb, int64_t i)
+{
+	return i >= 0 && (uint64_t)i < pb->n_string_table;
+}
+
+static const char *str_at(const PbProfile *pb, int64_t i)
+{
+	return str_ok(pb, i) ? pb->string_table[i] : "";
+}
+
+static int check_strings(const struct rd *r)
+{
+	const PbProfile *pb = r->pb;
+
+	if (pb->n_string_table == 0)
+		return fail(r->e, -EINVAL, "not a pprof profile: no string table");
+	if (pb->string_table[0][0] != '\0')
+		return fail(r->e, -EINVAL,
+			    "not a pprof profile: string_table[0] is not empty");
+	if (!str_ok(pb, pb->drop_frames) || !str_ok(pb, pb->keep_frames) ||
+	    !str_ok(pb, pb->default_sample_type))
+		return fail(r->e, -EINVAL, "profile header has an invalid string index");
+	if (pb->period_type && (!str_ok(pb, pb->period_type->type) ||
+				!str_ok(pb, pb->period_type->unit)))
+		return fail(r->e, -EINVAL, "period type has an invalid string index");
+	for (size_t i = 0; i < pb->n_comment; i++) {
+		if (!str_ok(pb, pb->comment[i]))
+			return fail(r->e, -EINVAL,
+				    "comment %zu has an invalid string index", i);
+	}
+	return 0;
+}
+
+/* Map the sample types onto enum mt_value by name. */
+static int check_sample_types(struct rd *r)
+{
+	const PbProfile *pb = r->pb;
+	bool any = false;
+
+	for (int v = 0; v < MT_NVALUES; v++)
+		r->vidx[v] = -1;
+	if (pb->n_sample_type > INT_MAX)
+		return fail(r->e, -EINVAL, "too many sample types");
+	for (size_t i = 0; i < pb->n_sample_type; i++) {
+		const char *name;
+
+		if (!str_ok(pb, pb->sample_type[i]->type) ||
+		    !str_ok(pb, pb->sample_type[i]->unit))
+			return fail(r->e, -EINVAL,
+				    "sample type %zu has an invalid string index", i);
+		name = str_at(pb, pb->sample_type[i]->type);
+		for (int v = 0; v < MT_NVALUES; v++) {
+			if (strcmp(name, value_names[v]) != 0)
+				continue;
+			if (r->vidx[v] >= 0)
+				return fail(r->e, -EINVAL,
+					    "sample type %s appears twice",
+					    value_names[v]);
+			r->vidx[v] = (int)i;
+			any = true;
+		}
+	}
+	if (!any)
+		return fail(r->e, -EINVAL,
+			    "not a heap profile: no alloc_objects, alloc_space, "
+			    "inuse_objects or inuse_space sample type");
+	return 0;
+}
+
+enum kind { K_MAPPING, K_FUNCTION, K_LOCATION };
+
+static const char *const kind_names[] = { "mapping", "function", "location" };
+
+static uint64_t id_at(const PbProfile *pb, enum kind k, size_t i)
+{
+	switch (k) {
+	case K_MAPPING:
+		return pb->mapping[i]->id;
+	case K_FUNCTION:
+		return pb->function[i]->id;
+	default:
+		return pb->location[i]->id;
+	}
+}
+
+struct id_key {
+	const PbProfile *pb;
+	enum kind kind;
+	uint64_t id;
+};
+
+static bool id_eq(const void *ctx, uint32_t idx)
+{
+	const struct id_key *k = ctx;
+
+	return id_at(k->pb, k->kind, idx) == k->id;
+}
+
+/* Index (into the message's array) of the KIND with ID; false if none. */
+static bool find_id(const struct rd *r, enum kind kind,
+		    const struct mt_itab *t, uint64_t id, uint32_t *idx)
+{
+	struct id_key k = { r->pb, kind, id };
+
+	if (id == 0)
+		return false;
+	return mt_itab_find(t, mt_hash_u64(MT_HASH_SEED, id), id_eq, &k, idx);
+}
+
+/* Index the N ids of KIND in T: non-zero and unique. */
+static int index_ids(struct rd *r, enum kind kind, size_t n, struct mt_itab *t)
+{
+	const char *what = kind_names[kind];
+
+	if (n >= UINT32_MAX)
+		return fail(r->e, -EFBIG, "too many %ss", what);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = id_at(r->pb, kind, i);
+		uint32_t found;
+
+		if (id == 0)
+			return fail(r->e, -EINVAL, "%s %zu has id 0", what, i);
+		if (find_id(r, kind, t, id, &found))
+			return fail(r->e, -EINVAL, "duplicate %s id %" PRIu64,
+				    what, id);
+		if (mt_itab_add(t, mt_hash_u64(MT_HASH_SEED, id), (uint32_t)i))
+			return fail_nomem(r->e);
+	}
+	return 0;
+}
+
+static int check_mappings(struct rd *r)
+{
+	const PbProfile *pb = r->pb;
+
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const PbMapping *m = pb->mapping[i];
+
+		if (!str_ok(pb, m->filename) || !str_ok(pb, m->build_id))
+			return fail(r->e, -EINVAL,
+				    "mapping %" PRIu64 " has an invalid string index",
+				    m->id);
+	}
+	return index_ids(r, K_MAPPING, pb->n_mapping, &r->mapidx);
+}
+
+static int check_functions(struct rd *r)
+{
+	const PbProfile *pb = r->pb;
+
+	for (size_t i = 0; i < pb->n_function; i++) {
+		const PbFunction *f = pb->function[i];
+
+		if (!str_ok(pb, f->name) || !str_ok(pb, f->system_name) ||
+		    !str_ok(pb, f->filename))
+			return fail(r->e, -EINVAL,
+				    "function %" PRIu64 " has an invalid string index",
+				    f->id);
+		if (f->start_line < 0 || f->start_line > INT_MAX)
+			return fail(r->e, -EINVAL,
+				    "function %" PRIu64 " has an invalid start line",
+				    f->id);
+	}
+	return index_ids(r, K_FUNCTION, pb->n_function, &r->funcidx);
+}
+
+static int check_location(struct rd *r, const PbLocation *l)
+{
+	uint32_t idx;
+
+	if (l->mapping_id &&
+	    !find_id(r, K_MAPPING, &r->mapidx, l->mapping_id, &idx))
+		return fail(r->e, -EINVAL,
+			    "location %" PRIu64 " refers to missing mapping %" PRIu64,
+			    l->id, l->mapping_id);
+	for (size_t j = 0; j < l->n_line; j++) {
+		const PbLine *ln = l->line[j];
+
+		if (!find_id(r, K_FUNCTION, &r->funcidx, ln->function_id, &idx))
+			return fail(r->e, -EINVAL,
+				    "location %" PRIu64
+				    " refers to missing function %" PRIu64,
+				    l->id, ln->function_id);
+		if (ln->line < 0 || ln->line > INT_MAX)
+			return fail(r->e, -EINVAL,
+				    "location %" PRIu64 " has an invalid line number",
+				    l->id);
+	}
+	return 0;
+}
+
+static int check_locations(struct rd *r)
+{
+	const PbProfile *pb = r->pb;
+
+	for (size_t i = 0; i < pb->n_location; i++) {
+		int err = check_location(r, pb->location[i]);
+
+		if (err)
+			return err;
+	}
+	return index_ids(r, K_LOCATION, pb->n_location, &r->locidx);
+}
+
+/* ---- frames ---- */
+
+/* strdup of S, or NULL for ""; false when out of memory. */
+static bool dup_nonempty(const char *s, char **out)
+{
+	*out = NULL;
+	if (!s[0])
+		return true;
+	*out = strdup(s);
+	return *out != NULL;
+}
+
+static const PbMapping *mapping_of(const struct rd *r, const PbLocation *l)
+{
+	uint32_t idx;
+
+	if (!find_id(r, K_MAPPING, &r->mapidx, l->mapping_id, &idx))
+		return NULL;
+	return r->pb->mapping[idx];
+}
+
+/* Name of code without symbols: "FILE+0xOFFSET", or "0xADDR". */
+static char *unresolved_name(const struct rd *r, const PbLocation *l)
+{
+	const PbMapping *m = mapping_of(r, l);
+	const char *file = m ? str_at(r->pb, m->filename) : "";
+	uint64_t off = l->address;
+	char *s = NULL;
+
+	if (!file[0])
+		return asprintf(&s, "0x%" PRIx64, l->address) < 0 ? NULL : s;
+	if (m->memory_start <= l->address && l->address < m->memory_limit)
+		off = l->address - m->memory_start + m->file_offset;
+	return asprintf(&s, "%s+0x%" PRIx64, mt_path_basename(file), off) < 0
+		       ? NULL : s;
+}
+
+/* Frame of line J of location L (J == n_line: the location has no lines). */
+static bool make_frame(const struct rd *r, const PbLocation *l, size_t j,
+		       struct mt_frame *f)
+{
+	const PbProfile *pb = r->pb;
+	const PbMapping *m = mapping_of(r, l);
+	bool ok = m ? dup_nonempty(str_at(pb, m->filename), &f->module) : true;
+
+	f->addr = l->address;
+	if (j < l->n_line) {
+		const PbFunction *fn = NULL;
+		uint32_t idx;
+
+		if (find_id(r, K_FUNCTION, &r->funcidx, l->line[j]->function_id, &idx))
+			fn = pb->function[idx];
+		if (fn) {
+			const char *name = str_at(pb, fn->name);
+
+			if (!name[0])
+				name = str_at(pb, fn->system_name);
+			ok = ok && dup_nonempty(name, &f->function);
+			ok = ok && dup_nonempty(str_at(pb, fn->filename), &f->file);
+			if (fn->start_line > 0 && ok)
+				ok = dup_nonempty(str_at(pb, fn->filename), &f->decl_file);
+			f->decl_line = (int)fn->start_line;
+		}
+		f->line = (int)l->line[j]->line;
+		f->inlined = j + 1 < l->n_line;
+	}
+	if (ok && !f->function)
+		ok = (f->function = unresolved_name(r, l)) != NULL;
+	return ok;
+}
+
+struct frame_key {
+	const struct rd *r;
+	const struct mt_frame *f;
+};
+
+static bool frame_eq(const void *ctx, uint32_t idx)
+{
+	const struct frame_key *k = ctx;
+
+	return mt_frame_same(&k->r->frames.v[idx], k->f);
+}
+
+/* Store F once (taking its strings) and give its index. */
+static int frame_intern(struct rd *r, struct mt_frame *f, uint32_t *idx)
+{
+	struct frame_key k = { r, f };
+	uint64_t h = mt_frame_hash(f);
+
+	if (mt_itab_find(&r->frameidx, h, frame_eq, &k, idx)) {
+		mt_frame_clear(f);
+		return 0;
+	}
+	if (r->frames.n >= UINT32_MAX - 1) {
+		mt_frame_clear(f);
+		return fail(r->e, -EFBIG, "too many frames");
+	}
+	if (mt_frame_vec_push(&r->frames, f))
+		return fail_nomem(r->e);
+	*idx = (uint32_t)(r->frames.n - 1);
+	if (mt_itab_add(&r->frameidx, h, *idx))
+		return fail_nomem(r->e);
+	return 0;
+}
+
+static size_t location_depth(const PbLocation *l)
+{
+	return l->n_line ? l->n_line : 1;
+}
+
+/* Append the frames of location I to r->locframes. */
+static int convert_location(struct rd *r, size_t i)
+{
+	const PbLocation *l = r->pb->location[i];
+	size_t n = location_depth(l);
+	uint32_t *v = r->locframes;
+
+	if (r->nlocframes + n > r->locframecap) {
+		size_t cap = r->locframecap ? r->locframecap : 64;
+
+		while (cap < r->nlocframes + n)
+			cap *= 2;
+		v = reallocarray(v, cap, sizeof(*v));
+		if (!v)
+			return fail_nomem(r->e);
+		r->locframes = v;
+		r->locframecap = cap;
+	}
+	for (size_t j = 0; j < n; j++) {
+		struct mt_frame f = { 0 };
+		int err;
+
+		if (!make_frame(r, l, l->n_line ? j : 0, &f)) {
+			mt_frame_clear(&f);
+			return fail_nomem(r->e);
+		}
+		err = frame_intern(r, &f, &v[r->nlocframes + j]);
+		if (err)
+			return err;
+	}
+	r->locfirst[i] = r->nlocframes + 1;
+	r->nlocframes += n;
+	return 0;
+}
+
+/* The frame indices of location I (converted on first use), or NULL. */
+static const uint32_t *location_frames(struct rd *r, size_t i, int *err)
+{
+	*err = 0;
+	if (!r->locfirst[i])
+		*err = convert_location(r, i);
+	if (*err || !r->locframes)
+		return NULL;
+	return r->locframes + r->locfirst[i] - 1;
+}
+
+/* ---- samples ---- */
+
+struct sample_proc {
+	uint32_t pid;
+	const char *comm;  /* "" if none */
+};
+
+static int sample_labels(const struct rd *r, size_t si, const PbSample *s,
+			 struct sample_proc *sp)
+{
+	const PbProfile *pb = r->pb;
+	bool have_pid = false;
+
+	sp->pid = 0;
+	sp->comm = "";
+	for (size_t i = 0; i < s->n_label; i++) {
+		const PbLabel *l = s->label[i];
+		const char *key;
+
+		if (!str_ok(pb, l->key) || !str_ok(pb, l->str) ||
+		    !str_ok(pb, l->num_unit))
+			return fail(r->e, -EINVAL,
+				    "sample %zu has a label with an invalid string index",
+				    si);
+		key = str_at(pb, l->key);
+		if (!have_pid && l->str == 0 && strcmp(key, "pid") == 0) {
+			if (l->num < 0 || l->num > UINT32_MAX)
+				return fail(r->e, -EINVAL,
+					    "sample %zu has an invalid pid label", si);
+			sp->pid = (uint32_t)l->num;
+			have_pid = true;
+		} else if (!sp->comm[0] && l->str && strcmp(key, "comm") == 0) {
+			sp->comm = str_at(pb, l->str);
+		}
+	}
+	return 0;
+}
+
+/* Number of frames of sample SI (checking its location ids). */
+static int sample_depth(struct rd *r, size_t si, const PbSample *s,
+			size_t *depth)
+{
+	*depth = 0;
+	for (size_t i = 0; i < s->n_location_id; i++) {
+		uint32_t idx;
+
+		if (!find_id(r, K_LOCATION, &r->locidx, s->location_id[i], &idx))
+			return fail(r->e, -EINVAL,
+				    "sample %zu refers to missing location %" PRIu64,
+				    si, s->location_id[i]);
+		*depth += location_depth(r->pb->location[idx]);
+		if (*depth > MT_PPROF_MAX_DEPTH)
+			return fail(r->e, -EFBIG,
+				    "sample %zu has more than %d frames", si,
+				    MT_PPROF_MAX_DEPTH);
+	}
+	r->nrefs += *depth;
+	if (r->nrefs > r->lim->max_memory / sizeof(uint32_t))
+		return fail(r->e, -EFBIG, "samples have too many frames");
+	return 0;
+}
+
+/* The frames of sample S (its location ids were checked) into OUT. */
+static int fill_frames(struct rd *r, const PbSample *s, uint32_t *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_location_id; i++) {
+		const uint32_t *frames;
+		uint32_t idx = 0;
+		int err;
+
+		find_id(r, K_LOCATION, &r->locidx, s->location_id[i], &idx);
+		frames = location_frames(r, idx, &err);
+		if (!frames)
+			return err ? err : fail_nomem(r->e);
+		memcpy(out + n, frames,
+		       location_depth(r->pb->location[idx]) * sizeof(*out));
+		n += location_depth(r->pb->location[idx]);
+	}
+	return 0;
+}
+
+struct proc_key {
+	const struct mt_profile *p;
+	uint32_t pid;
+};
+
+static bool proc_eq(const void *ctx, uint32_t idx)
+{
+	const struct proc_key *k = ctx;
+
+	return k->p->procs[idx].pid == k->pid;
+}
+
+static int add_proc(struct rd *r, const struct sample_proc *sp)
+{
+	struct mt_profile *p = r->out;
+	struct proc_key k = { p, sp->pid };
+	uint64_t h = mt_hash_u64(MT_HASH_SEED, sp->pid);
+	struct mt_process *pr;
+	uint32_t idx;
+
+	if (mt_itab_find(&r->procidx, h, proc_eq, &k, &idx)) {
+		pr = &p->procs[idx];
+	} else {
+		if (p->nprocs == r->proccap) {
+			size_t cap = r->proccap ? r->proccap * 2 : 8;
+			struct mt_process *v = reallocarray(p->procs, cap, sizeof(*v));
+
+			if (!v)
+				return fail_nomem(r->e);
+			p->procs = v;
+			r->proccap = cap;
+		}
+		if (mt_itab_add(&r->procidx, h, (uint32_t)p->nprocs))
+			return fail_nomem(r->e);
+		pr = &p->procs[p->nprocs++];
+		memset(pr, 0, sizeof(*pr));
+		pr->pid = sp->pid;
+	}
+	if (!pr->comm[0] && sp->comm[0])
+		snprintf(pr->comm, sizeof(pr->comm), "%s", sp->comm);
+	return 0;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_add_overflow(a, b, &s))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+/* The values of sample SI into *OUT; false if all four are zero. */
+static bool sample_values(const struct rd *r, const PbSample *s,
+			  struct mt_sample *out)
+{
+	bool any = false;
+
+	for (int v = 0; v < MT_NVALUES; v++) {
+		out->v[v] = r->vidx[v] >= 0 ? s->value[r->vidx[v]] : 0;
+		any = any || out->v[v] != 0;
+	}
+	return any;
+}
+
+static int convert_sample(struct rd *r, size_t si)
+{
+	const PbSample *s = r->pb->sample[si];
+	struct mt_sample *out = &r->out->samples[r->out->nsamples];
+	struct sample_proc sp = { 0, "" };
+	size_t depth = 0;
+	int err;
+
+	if (s->n_value != r->pb->n_sample_type)
+		return fail(r->e, -EINVAL,
+			    "sample %zu has %zu values for %zu sample types", si,
+			    s->n_value, r->pb->n_sample_type);
+	memset(out, 0, sizeof(*out));
+	err = sample_labels(r, si, s, &sp);
+	if (!err)
+		err = sample_depth(r, si, s, &depth);
+	if (err || !sample_values(r, s, out))
+		return err;
+	if (depth) {
+		out->frames = calloc(depth, sizeof(*out->frames));
+		if (!out->frames)
+			return fail_nomem(r->e);
+		err = fill_frames(r, s, out->frames);
+		if (err) {
+			free(out->frames);
+			out->frames = NULL;
+			return err;
+		}
+	}
+	out->nframes = depth;
+	out->pid = sp.pid;
+	r->out->nsamples++;
+	for (int v = 0; v < MT_NVALUES; v++)
+		r->total[v] = sat_add(r->total[v], out->v[v]);
+	return add_proc(r, &sp);
+}
+
+/* The samples; only the locations they use become frames. */
+static int convert_samples(struct rd *r)
+{
+	size_t n = r->pb->n_sample;
+
+	r->out->samples = calloc(n ? n : 1, sizeof(*r->out->samples));
+	r->locfirst = calloc(r->pb->n_location ? r->pb->n_location : 1,
+			     sizeof(*r->locfirst));
+	if (!r->out->samples || !r->locfirst)
+		return fail_nomem(r->e);
+	for (size_t i = 0; i < n; i++) {
+		int err = convert_sample(r, i);
+
+		if (err)
+			return err;
+	}
+	r->out->frames = r->frames.v;
+	r->out->nframes = r->frames.n;
+	memset(&r->frames, 0, sizeof(r->frames));
+	return 0;
+}
+
+/* ---- summary ---- */
+
+static uint64_t nonneg(int64_t v)
+{
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static uint64_t nonneg_diff(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		return a > b ? UINT64_MAX : 0;
+	return nonneg(d);
+}
+
+static void set_target(struct rd *r)
+{
+	struct mt_summary *sum = &r->out->sum;
+	const struct mt_process *pr = r->out->procs;
+
+	if (r->out->nprocs != 1 || (!pr->pid && !pr->comm[0]))
+		snprintf(sum->target, sizeof(sum->target), "profile %s", r->name);
+	else if (pr->pid && pr->comm[0])
+		snprintf(sum->target, sizeof(sum->target), "pid %" PRIu32 " (%s)",
+			 pr->pid, pr->comm);
+	else if (pr->pid)
+		snprintf(sum->target, sizeof(sum->target), "pid %" PRIu32, pr->pid);
+	else
+		snprintf(sum->target, sizeof(sum->target), "%s", pr->comm);
+}
+
+static void set_allocator(struct rd *r)
+{
+	static const char key[] = "allocator: ";
+
+	for (size_t i = 0; i < r->pb->n_comment; i++) {
+		const char *c = str_at(r->pb, r->pb->comment[i]);
+
+		if (strncmp(c, key, sizeof(key) - 1) == 0) {
+			snprintf(r->out->sum.allocator, sizeof(r->out->sum.allocator),
+				 "%s", c + sizeof(key) - 1);
+			return;
+		}
+	}
+}
+
+static void set_summary(struct rd *r)
+{
+	struct mt_summary *sum = &r->out->sum;
+	const int64_t *t = r->total;
+
+	set_target(r);
+	set_allocator(r);
+	if (r->pb->duration_nanos > 0)
+		sum->duration_s = (double)r->pb->duration_nanos / 1e9;
+	sum->counters[MT_CNT_ALLOC_OBJECTS] = nonneg(t[MT_ALLOC_OBJECTS]);
+	sum->counters[MT_CNT_ALLOC_BYTES] = nonneg(t[MT_ALLOC_SPACE]);
+	sum->counters[MT_CNT_FREE_OBJECTS] =
+		nonneg_diff(t[MT_ALLOC_OBJECTS], t[MT_INUSE_OBJECTS]);
+	sum->counters[MT_CNT_FREE_BYTES] =
+		nonneg_diff(t[MT_ALLOC_SPACE], t[MT_INUSE_SPACE]);
+}
+
+/* ---- putting it together ---- */
+
+static int convert(struct rd *r)
+{
+	int err = check_strings(r);
+
+	if (!err)
+		err = check_sample_types(r);
+	if (!err)
+		err = check_mappings(r);
+	if (!err)
+		err = check_functions(r);
+	if (!err)
+		err = check_locations(r);
+	if (!err)
+		err = convert_samples(r);
+	if (!err)
+		set_summary(r);
+	return err;
+}
+
+static void rd_free(struct rd *r)
+{
+	mt_itab_free(&r->mapidx);
+	mt_itab_free(&r->funcidx);
+	mt_itab_free(&r->locidx);
+	mt_itab_free(&r->frameidx);
+	mt_itab_free(&r->procidx);
+	mt_frame_vec_free(&r->frames);
+	free(r->locfirst);
+	free(r->locframes);
+}
+
+static int decode(const uint8_t *data, size_t len, const char *name,
+		  const struct mt_pprof_limits *lim, struct mt_profile *p,
+		  const struct errbuf *e)
+{
+	struct budget b = { .max = lim->max_memory };
+	ProtobufCAllocator alloc = { budget_alloc, budget_free, &b };
+	struct rd r = { .lim = lim, .name = name, .e = e, .out = p };
+	PbProfile *pb;
+	int err;
+
+	if (len > lim->max_proto)
+		return fail(e, -EFBIG, "profile is larger than %zu bytes",
+			    lim->max_proto);
+	pb = perftools__profiles__profile__unpack(&alloc, len, data);
+	if (!pb && b.over)
+		return fail(e, -EFBIG,
+			    "decoding the profile needs more than %zu bytes",
+			    lim->max_memory);
+	if (!pb)
+		return b.nomem ? fail_nomem(e)
+			       : fail(e, -EINVAL,
+				      "not a pprof profile: protobuf decoding failed");
+	r.pb = pb;
+	err = convert(&r);
+	rd_free(&r);
+	perftools__profiles__profile__free_unpacked(pb, &alloc);
+	return err;
+}
+
+int mt_pprof_parse(const void *data, size_t len, const char *name,
+		   const struct mt_pprof_limits *lim, struct mt_profile *p,
+		   char *err, size_t errlen)
+{
+	struct errbuf e = { err, errlen };
+	struct bytes raw = { 0 };
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!p)
+		return fail(&e, -EINVAL, "no profile to read into");
+	memset(p, 0, sizeof(*p));
+	if (!lim)
+		lim = &default_limits;
+	if (!data || len == 0)
+		return fail(&e, -EINVAL, "empty file");
+	if (len > lim->max_file)
+		return fail(&e, -EFBIG, "file is larger than %zu bytes",
+			    lim->max_file);
+	if (is_gzip(data, len)) {
+		ret = gunzip(data, len, lim->max_proto, &raw, &e);
+		if (!ret)
+			ret = decode(raw.data, raw.len, name ? name : "?", lim, p, &e);
+		free(raw.data);
+	} else {
+		ret = decode(data, len, name ? name : "?", lim, p, &e);
+	}
+	if (ret)
+		mt_profile_free(p);
+	return ret;
+}
+
+int mt_pprof_read_limits(const char *path, const struct mt_pprof_limits *lim,
+			 struct mt_profile *p, char *err, size_t errlen)
+{
+	struct errbuf e = { err, errlen };
+	struct bytes raw = { 0 };
+	int fd, ret;
+
+	if (p)
+		memset(p, 0, sizeof(*p));
+	if (!path || !p)
+		return fail(&e, -EINVAL, "no file or profile");
+	if (!lim)
+		lim = &default_limits;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fail(&e, -errno, "cannot open: %s", strerror(errno));
+	ret = read_fd(fd, lim->max_file, &raw, &e);
+	close(fd);
+	if (!ret)
+		ret = mt_pprof_parse(raw.data, raw.len, path, lim, p, err, errlen);
+	free(raw.data);
+	return ret;
+}
+
+int mt_pprof_read(const char *path, struct mt_profile *p, char *err,
+		  size_t errlen)
+{
+	return mt_pprof_read_limits(path, NULL, p, err, errlen);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof_read.h: read a pprof profile (gzip-compressed or plain
+ * profile.proto, as written by Go's runtime/pprof, `go tool pprof` or
+ * mt_pprof_write) into a struct mt_profile.
+ *
+ * The input is untrusted: sizes are capped (struct mt_pprof_limits), every
+ * string index and id is checked, and any problem is an error with a
+ * one-line reason, never a crash.
+ *
+ * Conversion:
+ *   - each Line of a Location becomes a frame (innermost first); all but
+ *     the last line of a location are inlined.  Identical frames are
+ *     stored once.  A location without lines becomes one frame named
+ *     "FILE+0xOFFSET" (or "0xADDR" without a mapping);
+ *   - sample values are matched by sample type name onto enum mt_value
+ *     (alloc_objects, alloc_space, inuse_objects, inuse_space).  Missing
+ *     types read as 0, others are ignored; a profile with none of the four
+ *     is "not a heap profile".  Samples whose four values are 0 are
+ *     dropped;
+ *   - the numeric label "pid" and the string label "comm" give the sample's
+ *     process (pid 0 if absent); procs lists each pid once;
+ *   - sum.target is "pid N (COMM)" if the samples come from one process,
+ *     else "profile PATH"; sum.allocator comes from a comment
+ *     "allocator: ..." (as mt_pprof_write leaves); duration_s from
+ *     duration_nanos; the alloc/free object and byte counters from the
+ *     sample totals (free = alloc - inuse).
+ */
+#ifndef MEMTRACE_PPROF_READ_H
+#define MEMTRACE_PPROF_READ_H
+
+#include <stddef.h>
+#include "profile.h"
+
+/* Default limits. */
+#define MT_PPROF_MAX_FILE ((size_t)1 << 30)    /* file as stored */
+#define MT_PPROF_MAX_PROTO ((size_t)1 << 30)   /* protobuf after gunzip */
+#define MT_PPROF_MAX_MEMORY ((size_t)2 << 30)  /* decoded protobuf in memory */
+#define MT_PPROF_MAX_DEPTH 65536               /* frames of one sample */
+
+struct mt_pprof_limits {
+	size_t max_file;    /* bytes of the input as stored */
+	size_t max_proto;   /* bytes of the encoded profile (after gunzip) */
+	size_t max_memory;  /* bytes the decoded message may use; also caps
+			       the frame references of all samples */
+};
+
+/*
+ * Read the profile at PATH into *P (overwritten; release it with
+ * mt_profile_free).  Returns 0, or a negative errno with a one-line reason
+ * in ERR (ERRLEN bytes, may be 0) and *P empty: -EINVAL for a malformed or
+ * non-heap profile, -EFBIG when a limit is exceeded, -ENOMEM, or the error
+ * of open/read.
+ */
+int mt_pprof_read(const char *path, struct mt_profile *p, char *err,
+		  size_t errlen);
+
+/* The same with limits (NULL: the defaults above). */
+int mt_pprof_read_limits(const char *path, const struct mt_pprof_limits *lim,
+			 struct mt_profile *p, char *err, size_t errlen);
+
+/*
+ * Parse LEN bytes at DATA (gzip-compressed or not).  NAME stands for the
+ * file in sum.target.  LIM may be NULL; max_file applies to LEN.
+ */
+int mt_pprof_parse(const void *data, size_t len, const char *name,
+		   const struct mt_pprof_limits *lim, struct mt_profile *p,
+		   char *err, size_t errlen);
+
+#endif /* MEMTRACE_PPROF_READ_H */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.c: releasing raw and symbolised profiles (see profile.h). */
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "frame.h"
+
+static void module_free(struct mt_module *m)
+{
+	free(m->path);
+	if (m->fd >= 0)
+		close(m->fd);
+}
+
+static void processes_free(struct mt_process *procs, size_t nprocs)
+{
+	if (!procs)
+		return;
+	for (size_t i = 0; i < nprocs; i++) {
+		struct mt_process *p = &procs[i];
+
+		if (p->mods) {
+			for (size_t j = 0; j < p->nmods; j++)
+				module_free(&p->mods[j]);
+		}
+		free(p->mods);
+	}
+	free(procs);
+}
+
+void mt_raw_profile_free(struct mt_raw_profile *raw)
+{
+	if (!raw)
+		return;
+	processes_free(raw->procs, raw->nprocs);
+	if (raw->stacks) {
+		for (size_t i = 0; i < raw->nstacks; i++)
+			free(raw->stacks[i].ips);
+	}
+	free(raw->stacks);
+	free(raw->blocks);
+	memset(raw, 0, sizeof(*raw));
+}
+
+void mt_profile_free(struct mt_profile *p)
+{
+	if (!p)
+		return;
+	if (p->frames) {
+		for (size_t i = 0; i < p->nframes; i++)
+			mt_frame_clear(&p->frames[i]);
+	}
+	free(p->frames);
+	if (p->samples) {
+		for (size_t i = 0; i < p->nsamples; i++)
+			free(p->samples[i].frames);
+	}
+	free(p->samples);
+	processes_free(p->procs, p->nprocs);
+	free(p->blocks);
+	memset(p, 0, sizeof(*p));
+}

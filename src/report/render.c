@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/* render.c: dispatch to the writers, one destination at a time. */
+#include "render.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "folded.h"
+#include "pprof_write.h"
+#include "raw.h"
+
+static bool same_dest(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int write_one(FILE *f, const struct mt_output *out,
+		     const struct mt_profile *p,
+		     const struct mt_raw_profile *raw,
+		     const struct mt_render_opts *o)
+{
+	switch (out->fmt) {
+	case MT_FMT_TEXT:
+		return mt_write_text(f, p, &o->text);
+	case MT_FMT_FOLDED:
+		return mt_write_folded(f, p, o->text.metric);
+	case MT_FMT_LEAKS:
+		return mt_write_leaks(f, p, &o->leaks);
+	case MT_FMT_RAW:
+		return raw ? mt_write_raw(f, raw, p) : -EINVAL;
+	case MT_FMT_PPROF:
+		break;
+	}
+	return -EINVAL;
+}
+
+static int fail(const char *path, int err)
+{
+	fprintf(stderr, "memtrace: cannot write '%s': %s\n",
+		path ? path : "standard output", strerror(err));
+	return -1;
+}
+
+int mt_render(const struct mt_output *outs, size_t n,
+	      const struct mt_profile *p, const struct mt_raw_profile *raw,
+	      const struct mt_render_opts *o)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool first = true;
+		FILE *f;
+		int ret = 0;
+
+		if (outs[i].fmt == MT_FMT_PPROF) {
+			ret = mt_pprof_write(outs[i].path, p);
+			if (ret)
+				return fail(outs[i].path, -ret);
+			continue;
+		}
+		/* Only the first output to a destination opens it. */
+		for (size_t j = 0; j < i && first; j++)
+			if (outs[j].fmt != MT_FMT_PPROF &&
+			    same_dest(outs[j].path, outs[i].path))
+				first = false;
+		if (!first)
+			continue;
+		f = outs[i].path ? fopen(outs[i].path, "we") : stdout;
+		if (!f)
+			return fail(outs[i].path, errno);
+		for (size_t j = i; j < n && ret == 0; j++) {
+			if (outs[j].fmt == MT_FMT_PPROF ||
+			    !same_dest(outs[j].path, outs[i].path))
+				continue;
+			if (j > i)
+				fputc('\n', f);
+			ret = write_one(f, &outs[j], p, raw, o);
+		}
+		if (fflush(f) && !ret)
+			ret = -errno;
+		if (f != stdout && fclose(f) && !ret)
+			ret = -errno;
+		if (ret)
+			return fail(outs[i].path, ret < 0 ? -ret : EIO);
+	}
+	return 0;
+}

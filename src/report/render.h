@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render.h: writing one profile in every format asked for, each to its
+ * destination, from one trace (or one saved profile).
+ */
+#ifndef MEMTRACE_RENDER_H
+#define MEMTRACE_RENDER_H
+
+#include <stddef.h>
+#include "leaks.h"
+#include "profile.h"
+#include "text.h"
+
+enum mt_format { MT_FMT_TEXT, MT_FMT_FOLDED, MT_FMT_LEAKS, MT_FMT_RAW, MT_FMT_PPROF };
+
+struct mt_output {
+	enum mt_format fmt;
+	const char *path;      /* NULL: standard output */
+};
+
+struct mt_render_opts {
+	struct mt_text_opts text;   /* its metric also serves --folded */
+	struct mt_leak_opts leaks;
+};
+
+/*
+ * Write P in each of OUTS.  RAW (may be NULL) is needed by MT_FMT_RAW.
+ * Outputs sharing a destination are written to it one after the other.
+ * Prints a one-line error and returns -1 when something cannot be written.
+ */
+int mt_render(const struct mt_output *outs, size_t n,
+	      const struct mt_profile *p, const struct mt_raw_profile *raw,
+	      const struct mt_render_opts *o);
+
+#endif

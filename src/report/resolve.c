@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * resolve.c: one return address -> source-level frames (see resolve.h).
+ *
+ * The inline expansion follows elfutils' addr2line -i: the scopes of the
+ * innermost DIE at the address are walked outwards; each
+ * DW_TAG_inlined_subroutine is a frame whose DW_AT_call_file/call_line give
+ * the location in the next outer frame, up to the DW_TAG_subprogram.
+ */
+#include "resolve.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "proc_dwfl.h"
+
+/* From libstdc++ (linked into memtrace): the Itanium C++ ABI demangler. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+		     int *status);
+
+/* A malloc'd copy of NAME, demangled when it is a C++ symbol. */
+static char *demangle(const char *name)
+{
+	if (strncmp(name, "_Z", 2) == 0) {
+		int status = -1;
+		char *d = __cxa_demangle(name, NULL, NULL, &status);
+
+		if (d && status == 0)
+			return d;
+		free(d);
+	}
+	return strdup(name);
+}
+
+/* True when copying the non-NULL string SRC failed (COPY is NULL). */
+static bool missing(const char *src, const char *copy)
+{
+	return src && !copy;
+}
+
+/* The compilation directory of CUDIE, or NULL. */
+static const char *comp_dir(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute attr;
+
+	if (!cudie)
+		return NULL;
+	return dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+}
+
+/* A malloc'd absolute path for a file name of CUDIE's line table. */
+static char *source_path(Dwarf_Die *cudie, const char *name)
+{
+	if (!name)
+		return NULL;
+	const char *dir = name[0] == '/' ? NULL : comp_dir(cudie);
+	char *path;
+
+	if (!dir)
+		return strdup(name);
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return NULL;
+	return path;
+}
+
+/* Linkage name (demangled) if any, else DW_AT_name; malloc'd or NULL. */
+static char *die_function_name(Dwarf_Die *die)
+{
+	static const int linkage_attrs[] = { DW_AT_linkage_name,
+					     DW_AT_MIPS_linkage_name };
+	Dwarf_Attribute attr;
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *s = dwarf_formstring(
+			dwarf_attr_integrate(die, linkage_attrs[i], &attr));
+
+		if (s)
+			return demangle(s);
+	}
+	const char *name =
+		dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+
+	return name ? strdup(name) : NULL;
+}
+
+/* "MODULE+0xOFFSET" or "[unknown]+0xIP"; malloc'd or NULL. */
+static char *fallback_name(const struct mt_module *mm, uint64_t ip)
+{
+	char *s;
+	int n;
+
+	if (mm && mm->path)
+		n = asprintf(&s, "%s+0x%" PRIx64, mt_path_basename(mm->path),
+			     ip - mm->bias);
+	else
+		n = asprintf(&s, "[unknown]+0x%" PRIx64, ip);
+	return n < 0 ? NULL : s;
+}
+
+/* The module of PROC whose mapping contains PC, or NULL. */
+static const struct mt_module *module_at(const struct mt_process *proc,
+					 uint64_t pc)
+{
+	if (!proc || !proc->mods)
+		return NULL;
+	for (size_t i = 0; i < proc->nmods; i++) {
+		const struct mt_module *m = &proc->mods[i];
+
+		if (pc >= m->start && pc < m->end)
+			return m;
+	}
+	return NULL;
+}
+
+/* What a lookup needs besides the DIEs. */
+struct lookup {
+	uint64_t ip;
+	const struct mt_module *mm;
+	struct mt_frame_vec *out;
+};
+
+/*
+ * Source file and line of PC from the line table of CUDIE (may be NULL);
+ * *FILE is malloc'd, or NULL when PC has no line information.
+ */
+static int line_at(Dwfl_Module *mod, Dwarf_Die *cudie, Dwarf_Addr pc,
+		   char **file, int *line)
+{
+	Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
+	int lineno = 0;
+	const char *src =
+		l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+
+	*file = source_path(cudie, src);
+	*line = *file ? lineno : 0;
+	return missing(src, *file) ? -ENOMEM : 0;
+}
+
+/* Append the frame of function DIE located at FILE:LINE (FILE is taken). */
+static int push_function(const struct lookup *lk, Dwarf_Die *cudie,
+			 Dwarf_Die *die, char *file, int line)
+{
+	struct mt_frame f = {
+		.file = file,
+		.line = line,
+		.addr = lk->ip,
+		.inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine,
+	};
+	const char *decl_file = dwarf_decl_file(die);
+	const char *module = lk->mm ? lk->mm->path : NULL;
+
+	f.function = die_function_name(die);
+	if (!f.function)
+		f.function = fallback_name(lk->mm, lk->ip);
+	f.decl_file = source_path(cudie, decl_file);
+	if (dwarf_decl_line(die, &f.decl_line) != 0)
+		f.decl_line = 0;
+	f.module = module ? strdup(module) : NULL;
+	if (!f.function || missing(decl_file, f.decl_file) ||
+	    missing(module, f.module)) {
+		mt_frame_clear(&f);
+		return -ENOMEM;
+	}
+	return mt_frame_vec_push(lk->out, &f);
+}
+
+static bool is_function(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_entry_point;
+}
+
+/* The call site of inlined instance DIE: *FILE (malloc'd or NULL), *LINE. */
+static int call_site(Dwarf_Die *cudie, Dwarf_Die *die, char **file, int *line)
+{
+	Dwarf_Files *files;
+	size_t nfiles;
+	Dwarf_Attribute attr;
+	Dwarf_Word val;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val) == 0)
+		*line = (int)val;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) != 0 ||
+	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || val >= nfiles)
+		return 0;
+	const char *src = dwarf_filesrc(files, val, NULL, NULL);
+
+	*file = source_path(cudie, src);
+	return missing(src, *file) ? -ENOMEM : 0;
+}
+
+/*
+ * Append one frame per function scope of SCOPES (innermost first), the
+ * innermost located at FILE:LINE (FILE is taken over).  Each inlined
+ * instance's call site locates the next frame out; stops after the first
+ * non-inlined function.
+ */
+static int push_scopes(const struct lookup *lk, Dwarf_Die *cudie,
+		       Dwarf_Die *scopes, int nscopes, char *file, int line)
+{
+	int err = 0;
+
+	for (int i = 0; i < nscopes && !err; i++) {
+		Dwarf_Die *die = &scopes[i];
+
+		if (!is_function(die))
+			continue;
+		bool inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine;
+		char *call_file = NULL;
+		int call_line = 0;
+
+		if (inlined)
+			err = call_site(cudie, die, &call_file, &call_line);
+		if (!err)
+			err = push_function(lk, cudie, die, file, line);
+		else
+			free(file);
+		file = call_file;
+		line = call_line;
+		if (!inlined)
+			break;
+	}
+	free(file);
+	return err;
+}
+
+/*
+ * The scopes physically containing PC, innermost first.  dwarf_getscopes
+ * continues from the innermost inlined instance into its abstract origin's
+ * scopes; re-deriving them from the innermost DIE with dwarf_getscopes_die
+ * gives the containing (caller) scopes instead, as addr2line -i does.
+ */
+static int scopes_at(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+	Dwarf_Die *lexical = NULL;
+	int n = dwarf_getscopes(cudie, pc, &lexical);
+
+	if (n <= 0) {
+		free(lexical);
+		*scopes = NULL;
+		return n;
+	}
+	Dwarf_Die innermost = lexical[0];
+	int m = dwarf_getscopes_die(&innermost, scopes);
+
+	if (m <= 0) {
+		free(*scopes);
+		*scopes = lexical;
+		return n;
+	}
+	free(lexical);
+	return m;
+}
+
+/* Frames from DWARF; appends nothing when PC has no function DIE. */
+static int resolve_dwarf(const struct lookup *lk, Dwfl_Module *mod,
+			 Dwarf_Addr pc)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
+
+	if (!cudie)
+		return 0;
+	Dwarf_Die *scopes;
+	int nscopes = scopes_at(cudie, pc - bias, &scopes);
+
+	if (nscopes <= 0) {
+		free(scopes);
+		return 0;
+	}
+	char *file;
+	int line;
+	int err = line_at(mod, cudie, pc, &file, &line);
+
+	if (!err)
+		err = push_scopes(lk, cudie, scopes, nscopes, file, line);
+	free(scopes);
+	return err;
+}
+
+/* One frame from the ELF symbol table; appends nothing without a symbol. */
+static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
+			  Dwarf_Addr pc)
+{
+	GElf_Off offset;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, pc, &offset, &sym, NULL,
+						NULL, NULL);
+
+	if (!name || !name[0])
+		return 0;
+	struct mt_frame f = { .addr = lk->ip };
+	const char *module = lk->mm ? lk->mm->path : NULL;
+	Dwarf_Addr bias;
+	int err = line_at(mod, dwfl_module_addrdie(mod, pc, &bias), pc, &f.file,
+			  &f.line);
+
+	f.function = demangle(name);
+	f.module = module ? strdup(module) : NULL;
+	if (err || !f.function || missing(module, f.module)) {
+		mt_frame_clear(&f);
+		return -ENOMEM;
+	}
+	return mt_frame_vec_push(lk->out, &f);
+}
+
+/* The "MODULE+0xOFFSET" / "[unknown]+0xIP" frame. */
+static int push_unresolved(const struct lookup *lk)
+{
+	struct mt_frame f = { .addr = lk->ip };
+	const char *module = lk->mm ? lk->mm->path : NULL;
+
+	f.function = fallback_name(lk->mm, lk->ip);
+	f.module = module ? strdup(module) : NULL;
+	if (!f.function || missing(module, f.module)) {
+		mt_frame_clear(&f);
+		return -ENOMEM;
+	}
+	return mt_frame_vec_push(lk->out, &f);
+}
+
+int mt_resolve_ip(Dwfl *dwfl, const struct mt_process *proc, uint64_t ip,
+		  struct mt_frame_vec *out)
+{
+	/* The call instruction ends at IP; IP itself may be past the caller. */
+	Dwarf_Addr pc = ip ? ip - 1 : 0;
+	Dwfl_Module *mod = dwfl && ip ? dwfl_addrmodule(dwfl, pc) : NULL;
+	struct lookup lk = { .ip = ip, .out = out };
+	size_t before = out->n;
+	int err = 0;
+
+	lk.mm = mod ? mt_proc_dwfl_module(mod) : NULL;
+	if (!lk.mm)
+		lk.mm = module_at(proc, pc);
+	if (mod)
+		err = resolve_dwarf(&lk, mod, pc);
+	if (!err && mod && out->n == before)
+		err = resolve_symbol(&lk, mod, pc);
+	if (!err && out->n == before)
+		err = push_unresolved(&lk);
+	return err;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * resolve.h: turning one return address into source-level frames with
+ * libdw, one frame per inlined function, innermost first.
+ */
+#ifndef MEMTRACE_RESOLVE_H
+#define MEMTRACE_RESOLVE_H
+
+#include <elfutils/libdwfl.h>
+#include <stdint.h>
+#include "frame.h"
+#include "profile.h"
+
+/*
+ * Resolve return address IP of process PROC (may be NULL) using DWFL (from
+ * mt_proc_dwfl_open, may be NULL) and append at least one frame to OUT.
+ * Source information is looked up at IP - 1, the call instruction; each
+ * frame keeps IP as its addr.  Unresolvable addresses become a frame named
+ * "MODULE+0xOFFSET" (OFFSET relative to the ELF file) or "[unknown]+0xIP".
+ * Returns 0 or -ENOMEM.
+ */
+int mt_resolve_ip(Dwfl *dwfl, const struct mt_process *proc, uint64_t ip,
+		  struct mt_frame_vec *out);
+
+#endif /* MEMTRACE_RESOLVE_H */

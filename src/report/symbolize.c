@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize.c: raw stacks -> samples of deduplicated source frames.
+ *
+ * Each process gets its own libdwfl session (created on first use).  The
+ * frames an address expands to are cached per (pid, ip), and frames are
+ * interned in a hash table so that equal frames share one index.
+ */
+#include "symbolize.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "frame.h"
+#include "itab.h"
+#include "proc_dwfl.h"
+#include "resolve.h"
+
+#define UNKNOWN_STACK "[unknown stack]"
+
+/* An address of a process and the frames it expands to (in the pool). */
+struct addr_entry {
+	uint32_t pid;
+	uint64_t ip;
+	size_t first, count;
+};
+
+struct symbolizer {
+	const struct mt_raw_profile *raw;
+	struct mt_profile *out;
+	size_t frames_cap, samples_cap;
+
+	Dwfl **dwfls;        /* per raw->procs entry, NULL until needed */
+	size_t *by_pid;      /* indices of raw->procs sorted by pid */
+
+	struct mt_itab frame_tab;  /* over out->frames */
+	struct mt_itab addr_tab;   /* over addrs */
+	struct addr_entry *addrs;
+	size_t naddrs, addrs_cap;
+	uint32_t *pool;            /* frame indices of cached addresses */
+	size_t npool, pool_cap;
+
+	struct mt_frame_vec resolved;  /* scratch for mt_resolve_ip */
+	uint32_t *stack;               /* scratch: frames of one sample */
+	size_t stack_cap;
+};
+
+/*
+ * Grow the array *ARRP points to (elements of SIZE bytes, capacity *CAP) to
+ * hold NEED elements.  ARRP is the address of the array pointer, accessed
+ * with memcpy so that any element type works.  Returns 0 or -ENOMEM.
+ */
+static int reserve(void *arrp, size_t *cap, size_t need, size_t size)
+{
+	void *old, *v;
+
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+
+	while (n < need)
+		n *= 2;
+	memcpy(&old, arrp, sizeof(old));
+	v = reallocarray(old, n, size);
+	if (!v)
+		return -ENOMEM;
+	memcpy(arrp, &v, sizeof(v));
+	*cap = n;
+	return 0;
+}
+
+/* --- processes ---------------------------------------------------------- */
+
+static int cmp_proc_pid(const void *a, const void *b, void *ctx)
+{
+	const struct mt_process *procs = ctx;
+	uint32_t pa = procs[*(const size_t *)a].pid;
+	uint32_t pb = procs[*(const size_t *)b].pid;
+
+	return (pa > pb) - (pa < pb);
+}
+
+static int index_procs(struct symbolizer *s)
+{
+	size_t n = s->raw->nprocs;
+
+	if (n == 0 || !s->raw->procs)
+		return 0;
+	s->dwfls = calloc(n, sizeof(Dwfl *));
+	s->by_pid = calloc(n, sizeof(*s->by_pid));
+	if (!s->dwfls || !s->by_pid)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		s->by_pid[i] = i;
+	qsort_r(s->by_pid, n, sizeof(*s->by_pid), cmp_proc_pid,
+		s->raw->procs);
+	return 0;
+}
+
+/* Index into raw->procs of process PID, or -1. */
+static ptrdiff_t find_proc(const struct symbolizer *s, uint32_t pid)
+{
+	size_t lo = 0, hi = s->by_pid ? s->raw->nprocs : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t p = s->raw->procs[s->by_pid[mid]].pid;
+
+		if (p == pid)
+			return (ptrdiff_t)s->by_pid[mid];
+		if (p < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The libdwfl session of raw->procs[I], opened on first use. */
+static int proc_dwfl(struct symbolizer *s, size_t i, Dwfl **dwfl)
+{
+	if (!s->dwfls[i]) {
+		s->dwfls[i] = mt_proc_dwfl_open(&s->raw->procs[i]);
+		if (!s->dwfls[i])
+			return -ENOMEM;
+	}
+	*dwfl = s->dwfls[i];
+	return 0;
+}
+
+static int copy_procs(struct symbolizer *s)
+{
+	const struct mt_raw_profile *raw = s->raw;
+
+	if (raw->nprocs == 0 || !raw->procs)
+		return 0;
+	s->out->procs = calloc(raw->nprocs, sizeof(*s->out->procs));
+	if (!s->out->procs)
+		return -ENOMEM;
+	s->out->nprocs = raw->nprocs;
+	for (size_t i = 0; i < raw->nprocs; i++) {
+		s->out->procs[i].pid = raw->procs[i].pid;
+		memcpy(s->out->procs[i].comm, raw->procs[i].comm,
+		       sizeof(s->out->procs[i].comm));
+		s->out->procs[i].comm[sizeof(s->out->procs[i].comm) - 1] = '\0';
+	}
+	return 0;
+}
+
+/* --- frames ------------------------------------------------------------- */
+
+struct frame_key {
+	const struct mt_frame *frames;
+	const struct mt_frame *key;
+};
+
+static bool frame_eq(const void *ctx, uint32_t idx)
+{
+	const struct frame_key *k = ctx;
+
+	return mt_frame_same(&k->frames[idx], k->key);
+}
+
+/*
+ * Store F once in out->frames (taking its strings, which are freed if an
+ * equal frame exists) and set *IDX to its index.
+ */
+static int intern_frame(struct symbolizer *s, struct mt_frame *f,
+			uint32_t *idx)
+{
+	struct mt_profile *out = s->out;
+	uint64_t h = mt_frame_hash(f);
+	struct frame_key k = { out->frames, f };
+
+	if (mt_itab_find(&s->frame_tab, h, frame_eq, &k, idx)) {
+		mt_frame_clear(f);
+		return 0;
+	}
+	int err = out->nframes >= UINT32_MAX - 1 ? -EOVERFLOW : 0;
+
+	if (!err)
+		err = reserve(&out->frames, &s->frames_cap, out->nframes + 1,
+			      sizeof(*out->frames));
+	if (!err)
+		err = mt_itab_add(&s->frame_tab, h, (uint32_t)out->nframes);
+	if (err) {
+		mt_frame_clear(f);
+		return err;
+	}
+	*idx = (uint32_t)out->nframes;
+	out->frames[out->nframes++] = *f;
+	memset(f, 0, sizeof(*f));
+	return 0;
+}
+
+/* --- address cache ------------------------------------------------------ */
+
+struct addr_key {
+	const struct addr_entry *addrs;
+	uint32_t pid;
+	uint64_t ip;
+};
+
+static bool addr_eq(const void *ctx, uint32_t idx)
+{
+	const struct addr_key *k = ctx;
+
+	return k->addrs[idx].pid == k->pid && k->addrs[idx].ip == k->ip;
+}
+
+static uint64_t addr_hash(uint32_t pid, uint64_t ip)
+{
+	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED, pid), ip);
+}
+
+/* Resolve IP of process PROC (index into raw->procs or -1) into the cache. */
+static int resolve_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
+			uint64_t ip, const struct addr_entry **entry)
+{
+	const struct mt_process *p = proc >= 0 ? &s->raw->procs[proc] : NULL;
+	Dwfl *dwfl = NULL;
+	int err = proc >= 0 ? proc_dwfl(s, (size_t)proc, &dwfl) : 0;
+
+	if (!err)
+		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
+	if (!err)
+		err = reserve(&s->pool, &s->pool_cap, s->npool + s->resolved.n,
+			      sizeof(*s->pool));
+	if (!err)
+		err = reserve(&s->addrs, &s->addrs_cap, s->naddrs + 1,
+			      sizeof(*s->addrs));
+	if (!err && s->naddrs >= UINT32_MAX - 1)
+		err = -EOVERFLOW;
+	if (!err)
+		err = mt_itab_add(&s->addr_tab, addr_hash(pid, ip),
+				  (uint32_t)s->naddrs);
+	if (err) {
+		mt_frame_vec_clear(&s->resolved);
+		return err;
+	}
+	struct addr_entry *e = &s->addrs[s->naddrs++];
+
+	*e = (struct addr_entry){ .pid = pid, .ip = ip, .first = s->npool };
+	/* Interning takes each frame's strings; the vector is then emptied. */
+	for (size_t i = 0; i < s->resolved.n && !err; i++)
+		err = intern_frame(s, &s->resolved.v[i], &s->pool[s->npool++]);
+	e->count = s->npool - e->first;
+	mt_frame_vec_clear(&s->resolved);
+	*entry = e;
+	return err;
+}
+
+/* The cached frames of (PID, IP), resolving them on first use. */
+static int lookup_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
+		       uint64_t ip, const struct addr_entry **entry)
+{
+	struct addr_key k = { s->addrs, pid, ip };
+	uint32_t idx;
+
+	if (mt_itab_find(&s->addr_tab, addr_hash(pid, ip), addr_eq, &k, &idx)) {
+		*entry = &s->addrs[idx];
+		return 0;
+	}
+	return resolve_addr(s, proc, pid, ip, entry);
+}
+
+/* --- samples ------------------------------------------------------------ */
+
+/* Collect the frames of RS into s->stack; *N is set to their number. */
+static int stack_frames(struct symbolizer *s, const struct mt_raw_stack *rs,
+			size_t *n)
+{
+	ptrdiff_t proc = find_proc(s, rs->pid);
+	int err = 0;
+
+	*n = 0;
+	if (rs->nips == 0 || !rs->ips) {
+		struct mt_frame f = { .function = strdup(UNKNOWN_STACK) };
+
+		if (!f.function)
+			return -ENOMEM;
+		err = reserve(&s->stack, &s->stack_cap, 1, sizeof(*s->stack));
+		if (err) {
+			mt_frame_clear(&f);
+			return err;
+		}
+		*n = 1;
+		return intern_frame(s, &f, &s->stack[0]);
+	}
+	for (uint32_t i = 0; i < rs->nips && !err; i++) {
+		const struct addr_entry *e;
+
+		err = lookup_addr(s, proc, rs->pid, rs->ips[i], &e);
+		if (!err)
+			err = reserve(&s->stack, &s->stack_cap, *n + e->count,
+				      sizeof(*s->stack));
+		if (!err) {
+			memcpy(&s->stack[*n], &s->pool[e->first],
+			       e->count * sizeof(*s->stack));
+			*n += e->count;
+		}
+	}
+	return err;
+}
+
+static int add_sample(struct symbolizer *s, const struct mt_raw_stack *rs)
+{
+	struct mt_profile *out = s->out;
+	size_t n;
+	int err = stack_frames(s, rs, &n);
+
+	if (!err)
+		err = reserve(&out->samples, &s->samples_cap, out->nsamples + 1,
+			      sizeof(*out->samples));
+	if (err)
+		return err;
+	/* Every stack has at least one frame ("[unknown stack]" if none). */
+	uint32_t *frames = calloc(n ? n : 1, sizeof(*frames));
+
+	if (!frames)
+		return -ENOMEM;
+	memcpy(frames, s->stack, n * sizeof(*frames));
+	out->samples[out->nsamples++] = (struct mt_sample){
+		.pid = rs->pid,
+		.nframes = n,
+		.frames = frames,
+		.v = {
+			[MT_ALLOC_OBJECTS] = (int64_t)rs->alloc_objects,
+			[MT_ALLOC_SPACE] = (int64_t)rs->alloc_bytes,
+			[MT_INUSE_OBJECTS] =
+				(int64_t)(rs->alloc_objects - rs->free_objects),
+			[MT_INUSE_SPACE] =
+				(int64_t)(rs->alloc_bytes - rs->free_bytes),
+		},
+	};
+	return 0;
+}
+
+/* --- driver ------------------------------------------------------------- */
+
+static void symbolizer_free(struct symbolizer *s)
+{
+	if (s->dwfls) {
+		for (size_t i = 0; i < s->raw->nprocs; i++)
+			dwfl_end(s->dwfls[i]);
+	}
+	free(s->dwfls);
+	free(s->by_pid);
+	mt_itab_free(&s->frame_tab);
+	mt_itab_free(&s->addr_tab);
+	free(s->addrs);
+	free(s->pool);
+	mt_frame_vec_free(&s->resolved);
+	free(s->stack);
+}
+
+int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)
+{
+	struct symbolizer s = { .raw = raw, .out = out };
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!raw)
+		return -EINVAL;
+	out->sum = raw->sum;
+	err = index_procs(&s);
+	if (!err)
+		err = copy_procs(&s);
+	for (size_t i = 0; !err && raw->stacks && i < raw->nstacks; i++)
+		err = add_sample(&s, &raw->stacks[i]);
+	symbolizer_free(&s);
+	if (err)
+		mt_profile_free(out);
+	return err;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* symbolize.h: struct mt_raw_profile -> struct mt_profile (profile.h). */
+#ifndef MEMTRACE_SYMBOLIZE_H
+#define MEMTRACE_SYMBOLIZE_H
+
+#include "profile.h"
+
+/*
+ * Symbolise RAW into OUT (overwritten; free it with mt_profile_free).
+ * One sample per raw stack, frames leaf first with inlined functions as
+ * frames of their own; identical frames are stored once.  A stack with no
+ * ips becomes a single "[unknown stack]" frame.  Samples are in the order
+ * of RAW's stacks: sample I comes from raw->stacks[I].  Outstanding blocks
+ * are not copied (mt_profile_add_blocks in blocks.h does that).  RAW is
+ * not modified (its module descriptors are duplicated, not consumed).
+ * Returns 0 or -errno; on failure OUT is left empty.
+ */
+int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out);
+
+#endif /* MEMTRACE_SYMBOLIZE_H */

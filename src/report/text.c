@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* text.c: the text report (see text.h): header, then each section. */
+#include "text.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include "text_priv.h"
+
+#ifndef MEMTRACE_VERSION
+#error "MEMTRACE_VERSION must be defined by the build (see Makefile)"
+#endif
+
+static void write_amount(FILE *out, const char *what, int64_t bytes,
+			 int64_t objects, enum mt_unit unit)
+{
+	char buf[MT_TEXT_BUF];
+
+	fprintf(out, "%s: %" PRId64 " bytes in %" PRId64 " objects (%s)\n", what,
+		bytes, objects, mt_format_bytes(buf, sizeof(buf), bytes, unit));
+}
+
+static void write_header(FILE *out, const struct mt_summary *s,
+			 enum mt_unit unit)
+{
+	const uint64_t *c = s->counters;
+	uint64_t drops = 0;
+
+	for (int i = MT_CNT_DROP_ALLOCS_FULL; i <= MT_CNT_DROP_READ_ERRORS; i++)
+		drops += c[i];
+	fprintf(out, "memtrace %s heap profile\n", MEMTRACE_VERSION);
+	fprintf(out, "target: %s\n", s->target);
+	fprintf(out, "allocator: %s\n", s->allocator);
+	fprintf(out, "duration: %.2f s\n", s->duration_s);
+	write_amount(out, "in use",
+		     (int64_t)(c[MT_CNT_ALLOC_BYTES] - c[MT_CNT_FREE_BYTES]),
+		     (int64_t)(c[MT_CNT_ALLOC_OBJECTS] - c[MT_CNT_FREE_OBJECTS]),
+		     unit);
+	write_amount(out, "allocated", (int64_t)c[MT_CNT_ALLOC_BYTES],
+		     (int64_t)c[MT_CNT_ALLOC_OBJECTS], unit);
+	write_amount(out, "freed", (int64_t)c[MT_CNT_FREE_BYTES],
+		     (int64_t)c[MT_CNT_FREE_OBJECTS], unit);
+	fprintf(out, "events: %" PRIu64 " allocator calls, %" PRIu64 " failed\n",
+		c[MT_CNT_EVENTS], c[MT_CNT_FAILED_ALLOCS]);
+	fprintf(out, "untracked frees: %" PRIu64 "\n", c[MT_CNT_UNTRACKED_FREES]);
+	fprintf(out,
+		"drops: %" PRIu64 " (allocs map full %" PRIu64
+		", stack map full %" PRIu64 ", stack errors %" PRIu64
+		", stats map full %" PRIu64 ", threads map full %" PRIu64
+		", read errors %" PRIu64 ")\n",
+		drops, c[MT_CNT_DROP_ALLOCS_FULL], c[MT_CNT_DROP_STACKS_FULL],
+		c[MT_CNT_DROP_STACK_ERRORS], c[MT_CNT_DROP_STATS_FULL],
+		c[MT_CNT_DROP_THREADS_FULL], c[MT_CNT_DROP_READ_ERRORS]);
+}
+
+int mt_write_text(FILE *out, const struct mt_profile *p,
+		  const struct mt_text_opts *o)
+{
+	static const struct mt_text_opts defaults = {
+		.metric = MT_INUSE_SPACE,
+		.top_n = 20,
+		.unit = MT_UNIT_AUTO,
+	};
+	int err;
+
+	if (!o)
+		o = &defaults;
+	if (!out || !p || (unsigned)o->metric >= MT_NVALUES)
+		return -EINVAL;
+	write_header(out, &p->sum, o->unit);
+	fputc('\n', out);
+	err = mt_text_processes(out, p, o);
+	if (!err)
+		err = mt_text_functions(out, p, o);
+	if (!err) {
+		fputc('\n', out);
+		err = mt_text_stacks(out, p, o);
+	}
+	if (!err && ferror(out))
+		err = -EIO;
+	return err;
+}

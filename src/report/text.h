@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * text.h: the human-readable report: summary header, per-process totals
+ * (when there is more than one process), a pprof-like function table and
+ * the heaviest stacks.
+ */
+#ifndef MEMTRACE_TEXT_H
+#define MEMTRACE_TEXT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "profile.h"
+#include "units.h"
+
+struct mt_text_opts {
+	enum mt_value metric;  /* value the table and stacks are ranked by */
+	int top_n;             /* rows and stacks shown; <= 0: all */
+	bool cum;              /* sort the table by cum instead of flat */
+	enum mt_unit unit;     /* how byte values are shown */
+};
+
+/*
+ * Write the report for P to OUT.  O may be NULL for inuse_space, top 20,
+ * flat, automatic units.  Returns 0, -EINVAL for a bad metric, -ENOMEM, or
+ * -EIO when OUT has an error.
+ */
+int mt_write_text(FILE *out, const struct mt_profile *p,
+		  const struct mt_text_opts *o);
+
+#endif /* MEMTRACE_TEXT_H */

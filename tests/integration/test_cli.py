@@ -1,0 +1,210 @@
+"""The command line: help and version, bad option values, error paths
+(no such pid, no privileges, no libc), -- CMD's exit status, -o, -n,
+the default unit."""
+
+import os
+import subprocess
+
+import mtlib
+from mtlib import check, check_eq, test
+from programs import BY_NAME
+
+TRUE = "/bin/true"
+
+
+@test("cli.version", needs=("memtrace",))
+def _version():
+    for flag in ("-V", "--version"):
+        res = mtlib.run_memtrace([flag])
+        check_eq(res.rc, 0, "memtrace %s exit status" % flag, res.stderr)
+        check(mtlib.VERSION in res.stdout, "memtrace %s does not print %s: %r" % (flag, mtlib.VERSION, res.stdout))
+
+
+@test("cli.help", needs=("memtrace",))
+def _help():
+    for flag in ("-h", "--help"):
+        res = mtlib.run_memtrace([flag])
+        check_eq(res.rc, 0, "memtrace %s exit status" % flag, res.stderr)
+        out = res.stdout + res.stderr
+        for opt in ("--pid", "--duration", "--output", "--top", "--metric", "--cum", "--unit",
+                    "--max-allocs", "--max-stacks"):
+            check(opt in out, "memtrace %s does not mention %s" % (flag, opt), mtlib.tail(out, 30))
+
+
+BAD_VALUES = {
+    "d_abc": ["-d", "abc", "--", TRUE],
+    "d_negative": ["-d", "-5", "--", TRUE],
+    "metric_foo": ["--metric", "foo", "--", TRUE],
+    "n_negative": ["-n", "-3", "--", TRUE],
+    "n_abc": ["--top", "abc", "--", TRUE],
+    "unit_foo": ["--unit", "XB", "--", TRUE],
+    "pid_abc": ["-p", "abc"],
+    "pid_negative": ["-p", "-4"],
+    "max_allocs_abc": ["--max-allocs", "abc", "--", TRUE],
+    "max_stacks_negative": ["--max-stacks", "-1", "--", TRUE],
+}
+
+
+def make_bad_value_test(name, args):
+    @test("cli.bad_value." + name, needs=("memtrace",))
+    def _t():
+        res = mtlib.run_memtrace(args, timeout=30)
+        mtlib.check_one_line_error(res, "memtrace " + " ".join(args))
+
+
+for _name, _args in BAD_VALUES.items():
+    make_bad_value_test(_name, _args)
+
+
+@test("cli.no_target", needs=("memtrace",))
+def _no_target():
+    res = mtlib.run_memtrace([], timeout=30)
+    check(res.rc > 0, "memtrace without -p or -- CMD: exit status %d, expected non-zero" % res.rc, res.stderr)
+    check(res.stderr.startswith("memtrace: "),
+          "memtrace without a target: stderr does not begin with 'memtrace: '", mtlib.tail(res.stderr))
+
+
+@test("cli.unknown_option", needs=("memtrace",))
+def _unknown():
+    res = mtlib.run_memtrace(["--bogus-option", "--", TRUE], timeout=30)
+    check(res.rc > 0, "memtrace --bogus-option: exit status %d, expected non-zero" % res.rc, res.stderr)
+    check("bogus-option" in res.stderr, "memtrace --bogus-option: stderr does not name the option",
+          mtlib.tail(res.stderr))
+
+
+@test("cli.nonexistent_pid", needs=("memtrace",))
+def _nopid():
+    pid = mtlib.free_pid()
+    res = mtlib.run_memtrace(["-p", str(pid), "-d", "1"], timeout=60)
+    mtlib.check_one_line_error(res, "memtrace -p %d (no such process)" % pid)
+
+
+CAPS = ("CAP_BPF", "CAP_PERFMON", "CAP_SYS_ADMIN")
+SETPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+
+
+def unprivileged(args):
+    if not mtlib.which("setpriv"):
+        raise mtlib.Skip("setpriv is not installed (util-linux)")
+    return mtlib.run(SETPRIV + [mtlib.MEMTRACE] + args, timeout=60)
+
+
+@test("cli.no_privilege.cmd", needs=("memtrace", "root"))
+def _noprivs_cmd():
+    res = unprivileged(["-d", "5", "--", TRUE])
+    mtlib.check_one_line_error(res, "memtrace as uid 65534 without capabilities", mention=CAPS)
+
+
+@test("cli.no_privilege.pid", needs=("memtrace", "root"))
+def _noprivs_pid():
+    w = mtlib.start_waiter()
+    try:
+        res = unprivileged(["-d", "5", "-p", str(w.pid)])
+        mtlib.check_one_line_error(res, "memtrace -p as uid 65534 without capabilities", mention=CAPS)
+        check(w.alive(), "the target died")
+    finally:
+        mtlib.kill_quietly(w)
+
+
+@test("cli.no_libc")
+def _nolibc():
+    target = subprocess.Popen([mtlib.prog_path("nolibc"), "60"], stdin=subprocess.DEVNULL)
+    try:
+        res = mtlib.run_memtrace(["-d", "5", "-p", str(target.pid)], timeout=60)
+        mtlib.check_one_line_error(res, "memtrace -p on a static program without libc")
+        check(target.poll() is None, "the static target died (status %s)" % target.returncode)
+    finally:
+        if target.poll() is None:
+            target.kill()
+        target.wait(10)
+
+
+@test("cli.exit_status")
+def _exit_status():
+    res, rep = mtlib.trace("exit7", "inuse_space")
+    check_eq(res.rc, 7, "exit status of memtrace -- exit7", res.stderr)
+    check_eq(rep.inuse, (123, 1), "exit7: in use (bytes, objects)", rep.text)
+
+
+@test("cli.exit_status.zero_report")
+def _exit_status_true():
+    out = os.path.join(mtlib.TMPDIR, "true.txt")
+    res = mtlib.run_memtrace(["-o", out, "--", TRUE])
+    check_eq(res.rc, 0, "exit status of memtrace -- /bin/true", res.stderr)
+    res = mtlib.run_memtrace(["-o", out, "--", "/bin/false"])
+    check_eq(res.rc, 1, "exit status of memtrace -- /bin/false", res.stderr)
+    check(os.path.exists(out), "no report written for /bin/false")
+
+
+@test("cli.output_file")
+def _output_file():
+    res, rep = mtlib.trace("leaks", "inuse_space")
+    check_eq(res.stdout, "", "memtrace -o FILE -- leaks: stdout (leaks prints nothing)")
+    check(rep.text.startswith("memtrace %s heap profile\n" % mtlib.VERSION), "report file", rep.text)
+
+
+@test("cli.stdout_report")
+def _stdout_report():
+    res = mtlib.run_memtrace(["--unit", "B", "--", mtlib.prog_path("leaks")])
+    check_eq(res.rc, 0, "exit status", res.stderr)
+    rep = mtlib.parse_report(res.stdout)
+    check("heap profile" not in res.stderr, "the report went to stderr", res.stderr)
+    exp = BY_NAME["leaks"]
+    check_eq(rep.inuse, (sum(f.inuse_space for f in exp.funcs.values()),
+                         sum(f.inuse_objects for f in exp.funcs.values())), "leaks: in use", rep.text)
+
+
+@test("cli.top_n")
+def _top_n():
+    exp = BY_NAME["leaks"]
+    res, rep = mtlib.trace("leaks", "inuse_space", top=2)
+    check_eq(res.rc, 0, "exit status", res.stderr)
+    check_eq(len(rep.rows), 2, "rows with -n 2", rep.text)
+    check_eq(rep.shown[0], 2, "'Showing top N' with -n 2", rep.title)
+    want = sorted(((f.inuse_space, n) for n, f in exp.funcs.items()), reverse=True)[:2]
+    got = [(r.flat, r.function) for r in rep.rows]
+    check_eq(got, want, "top 2 functions by inuse_space", rep.text)
+    check(rep.shown[1] >= len([f for f in exp.funcs.values() if f.inuse_objects]),
+          "'of M functions' counts fewer functions than leak", rep.title)
+    check(len(rep.stacks) <= 2, "-n 2 shows %d stacks" % len(rep.stacks), rep.text)
+
+
+@test("cli.unit_auto")
+def _unit_auto():
+    exp = BY_NAME["leaks"]
+    path = mtlib.prog_path("leaks")
+    out = os.path.join(mtlib.TMPDIR, "auto.txt")
+    res = mtlib.run_memtrace(["-n", "100", "-o", out, "--", path])
+    check_eq(res.rc, 0, "exit status", res.stderr)
+    with open(out) as f:
+        rep = mtlib.parse_report(f.read())
+    check(rep.inuse[0] == sum(f.inuse_space for f in exp.funcs.values()), "in use bytes", rep.text)
+    check("(3.59KiB)" in rep.header["in use"], "in use line %r lacks (3.59KiB)" % rep.header["in use"], rep.text)
+    row = rep.row("leak_three")
+    check(row is not None, "no leak_three row", rep.text)
+    check(abs(row.flat - 2000) <= 2000 * 0.01, "leak_three flat %r is not about 2000 bytes" % row.flat, rep.text)
+    for unit, factor in (("KiB", 1024), ("MiB", 1024 ** 2)):
+        out = os.path.join(mtlib.TMPDIR, "unit.%s.txt" % unit)
+        res = mtlib.run_memtrace(["-n", "100", "--unit", unit, "-o", out, "--", path])
+        check_eq(res.rc, 0, "exit status with --unit %s" % unit, res.stderr)
+        with open(out) as f:
+            text = f.read()
+        rep = mtlib.parse_report(text)
+        line = [l for l in text.splitlines() if l.rstrip().endswith(("leak_three", "leaks.c:%d" % mtlib.marker_line(
+            "leaks.c", "DEF_LEAK_THREE")))]
+        check(line and line[0].split()[0].endswith(unit), "--unit %s: leak_three's flat is not in %s" % (unit, unit),
+              text)
+        check(abs(rep.row("leak_three").flat - 2000) <= max(2000 * 0.01, factor * 0.01),
+              "--unit %s: leak_three flat %r" % (unit, rep.row("leak_three").flat), text)
+
+
+@test("cli.small_maps_count_drops")
+def _small_maps():
+    """--max-allocs 4 on leaks (15 blocks live at the end): what does not fit
+    is counted as dropped, and the report still comes out."""
+    res, rep = mtlib.trace("leaks", "inuse_space", extra=("--max-allocs", "4"))
+    details = "%s\n%s" % (mtlib.tail(res.stderr, 5), mtlib.tail(rep.text, 30))
+    check_eq(res.rc, 0, "exit status", details)
+    total, parts = rep.drops
+    check(parts.get("allocs map full", 0) > 0, "no 'allocs map full' drops with --max-allocs 4", details)
+    check_eq(total, sum(parts.values()), "drops total vs the sum of its parts", details)

@@ -1,0 +1,47 @@
+# Test programs with exactly known allocations (included by tests/tests.mk).
+#
+#   make tests-progs   build every program into build/tests/progs/NAME
+#
+# Flags are fixed here, not taken from CFLAGS: the integration tests know
+# the programs' stacks and line numbers, which depend on them.  Every
+# program keeps frame pointers (memtrace walks stacks with them).
+
+BUILD ?= build
+PROGS_DIR := $(BUILD)/tests/progs
+PROGS_SRC := tests/progs
+
+PROGS_CC  ?= $(CC)
+PROGS_CXX ?= $(if $(filter default,$(origin CXX)),g++,$(CXX))
+PROGS_WARN := -Wall -Wextra -Werror -Wno-deprecated-declarations
+PROGS_BASE := -g -fno-omit-frame-pointer $(PROGS_WARN)
+PROGS_O0   := -O0 $(PROGS_BASE)
+# inline.c: -O2, still with frame pointers; no sibling calls so that every
+# caller keeps its frame (the program also avoids tail calls itself).
+PROGS_O2   := -O2 -fno-optimize-sibling-calls $(PROGS_BASE)
+
+# Plain C programs at -O0.
+PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7
+PROGS_ALL  := $(PROGS_C_O0) threads shapes inline nolibc
+
+.PHONY: tests-progs
+tests-progs: $(addprefix $(PROGS_DIR)/,$(PROGS_ALL))
+
+$(PROGS_DIR):
+	mkdir -p $@
+
+$(addprefix $(PROGS_DIR)/,$(PROGS_C_O0)): $(PROGS_DIR)/%: $(PROGS_SRC)/%.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_O0) -o $@ $<
+
+$(PROGS_DIR)/threads: $(PROGS_SRC)/threads.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_O0) -pthread -o $@ $<
+
+$(PROGS_DIR)/shapes: $(PROGS_SRC)/shapes.cpp tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CXX) $(PROGS_O0) -o $@ $<
+
+$(PROGS_DIR)/inline: $(PROGS_SRC)/inline.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_O2) -o $@ $<
+
+# No libc at all: nothing for memtrace to probe.
+$(PROGS_DIR)/nolibc: $(PROGS_SRC)/nolibc.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) -O1 -g -static -nostdlib -fno-pie -no-pie -fno-stack-protector \
+		-fno-asynchronous-unwind-tables $(PROGS_WARN) -o $@ $<

@@ -1,0 +1,82 @@
+# cmocka unit tests for src/report (owned by the report work).
+#
+#   make unit-bins   build every test twice:
+#                      build/tests/unit/NAME       (-O2 -g)
+#                      build/tests/unit/NAME-asan  (plus ASan/UBSan)
+#
+# Each tests/unit/test_*.c is one binary.  The report sources they test are
+# compiled separately for each variant (build/unit-objs/, build/unit-objs-asan/)
+# into a static library, so a test links only the objects it uses and the
+# main build's build/src/ objects are never touched.  Run a binary with
+# CMOCKA_MESSAGE_OUTPUT=tap for TAP output.
+
+UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
+
+# src/report modules the tests exercise (and what those depend on).
+UNIT_REPORT := units profile frame itab proc_dwfl resolve symbolize stacks \
+               text text_fmt text_funcs text_procs text_stacks
+
+UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
+UNIT_CXXFLAGS := -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer
+UNIT_SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer \
+                 -fno-sanitize-recover=all
+UNIT_LIBS     := -lcmocka -ldw -lelf -lz -lstdc++
+
+UNIT_OBJS      := $(UNIT_REPORT:%=$(BUILD)/unit-objs/%.o)
+UNIT_OBJS_ASAN := $(UNIT_REPORT:%=$(BUILD)/unit-objs-asan/%.o)
+UNIT_LIB       := $(BUILD)/unit-objs/libreport.a
+UNIT_LIB_ASAN  := $(BUILD)/unit-objs-asan/libreport.a
+UNIT_BINS      := $(UNIT_TESTS:%=$(BUILD)/tests/unit/%)
+UNIT_BINS_ASAN := $(UNIT_TESTS:%=$(BUILD)/tests/unit/%-asan)
+
+.PHONY: unit-bins
+unit-bins: $(UNIT_BINS) $(UNIT_BINS_ASAN)
+
+# C++ helpers (tests/unit/*.cpp) linked into the test that needs them.
+$(BUILD)/tests/unit/test_symbolize: $(BUILD)/unit-objs/symbolize_cxx.o
+$(BUILD)/tests/unit/test_symbolize-asan: $(BUILD)/unit-objs-asan/symbolize_cxx.o
+
+$(BUILD)/unit-objs/%.o: tests/unit/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(UNIT_CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/unit-objs-asan/%.o: tests/unit/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(UNIT_CXXFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+
+$(UNIT_OBJS): $(BUILD)/unit-objs/%.o: src/report/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(UNIT_OBJS_ASAN): $(BUILD)/unit-objs-asan/%.o: src/report/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+
+$(UNIT_LIB): $(UNIT_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(UNIT_LIB_ASAN): $(UNIT_OBJS_ASAN)
+	rm -f $@ && ar rcs $@ $^
+
+$(UNIT_BINS): $(BUILD)/tests/unit/%: tests/unit/%.c $(UNIT_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -MF $(BUILD)/unit-objs/$*.test.d \
+		-o $@ $< $(filter %.o,$^) $(UNIT_LIB) $(UNIT_LIBS)
+
+$(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP \
+		-MF $(BUILD)/unit-objs-asan/$*.test.d -o $@ $< $(filter %.o,$^) \
+		$(UNIT_LIB_ASAN) $(UNIT_LIBS)
+
+# Binaries' dependency files live with the objects: build/tests/unit/ holds
+# only the test executables, so a runner can execute everything in it.
+-include $(UNIT_OBJS:.o=.d) $(UNIT_OBJS_ASAN:.o=.d) \
+         $(BUILD)/unit-objs/symbolize_cxx.d $(BUILD)/unit-objs-asan/symbolize_cxx.d \
+         $(UNIT_TESTS:%=$(BUILD)/unit-objs/%.test.d) \
+         $(UNIT_TESTS:%=$(BUILD)/unit-objs-asan/%.test.d)
+
+# tests/unit/test_pprof.c also needs the pprof objects and protobuf-c:
+# tests/unit/pprof.mk adds them to the rules above (so it is included here,
+# after them, and must not be included a second time elsewhere).
+-include tests/unit/pprof.mk
