@@ -37,7 +37,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 echo "demo: running ./memtrace -- $BIN (about 3 seconds)" >&2
-echo
 status=0
 "${RUN[@]}" ./memtrace -- "$BIN" || status=$?
 if [ "$status" -ne 0 ]; then
@@ -45,15 +44,19 @@ if [ "$status" -ne 0 ]; then
 	exit "$status"
 fi
 
-cat <<'EOF'
+mt="${RUN[*]:+sudo }./memtrace"
+cat <<EOF
 
 What to look at (the demo's source is demo/leaky.c):
-  - parse_header holds 20160 bytes in 210 objects: two leaks in one function.
-    The stacks section tells them apart: via parse_request (a repeated header
-    overwritten without free, 5760 B) and via read_body -> parse_trailers
-    (a trailer parsed and forgotten, 14400 B).
-  - log_append holds one 8 KiB block that realloc grew; it is still reachable,
-    but in use all the same.
-  - session_new allocated 300 sessions but holds none: they were all freed.
-    See it with: ./memtrace --metric alloc_space -- build/demo/leaky
+  - parse_header holds 20160 bytes in 210 objects (flat): two leaks in one
+    function. The stacks section tells them apart: via parse_request (a
+    repeated header overwritten without free, 5760 B in 60 objects) and via
+    read_body -> parse_trailers (a trailer parsed and forgotten, 14400 B in 150).
+  - log_append holds the one 8 KiB block that realloc grew. It is still
+    reachable, but in use all the same.
+  - session_new allocated 300 sessions and holds none: all were freed, so it
+    shows only in the totals of allocations:
+        $mt --metric alloc_space -- $BIN
+  - Every block not freed, by stack, with sizes and ages:
+        $mt --leaks -- $BIN
 EOF

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
 #include "stacks.h"
+#include "text.h"
 
 #define MAX_ADDRS 3
 
@@ -67,16 +67,7 @@ static void write_group(FILE *out, const struct mt_profile *p,
 	for (uint64_t i = 0; i < l->blocks && i < MAX_ADDRS; i++)
 		fprintf(out, " 0x%" PRIx64, l->addrs[i]);
 	fputs(l->blocks > MAX_ADDRS ? " ...\n" : "\n", out);
-	for (size_t k = 0; k < s->nframes; k++) {
-		const struct mt_frame *f = &p->frames[s->frames[k]];
-
-		fprintf(out, "    %-24s ", f->function);
-		if (f->file)
-			fprintf(out, "%s:%d", f->file, f->line);
-		else if (f->module)
-			fprintf(out, "[%s]", mt_path_basename(f->module));
-		fputs(f->inlined ? " (inlined)\n" : "\n", out);
-	}
+	mt_write_frames(out, p, s);
 	fputc('\n', out);
 }
 
@@ -117,6 +108,8 @@ int mt_write_leaks(FILE *out, const struct mt_profile *p,
 		blocks++;
 	}
 	qsort(leaks, nl, sizeof(*leaks), cmp_leak);
+	mt_write_header(out, &p->sum, o->unit, "leak report");
+	fputc('\n', out);
 	fprintf(out, "not freed: %" PRIu64 " bytes in %" PRIu64 " blocks from %zu call sites (%s)",
 		bytes, blocks, nl,
 		mt_format_bytes(buf, sizeof(buf), (int64_t)bytes, o->unit));

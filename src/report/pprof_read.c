@@ -515,20 +515,24 @@ static const PbMapping *mapping_of(const struct rd *r, const PbLocation *l)
 	return r->pb->mapping[idx];
 }
 
-/* Name of code without symbols: "FILE+0xOFFSET", or "0xADDR". */
+/* Name of code without symbols, as resolve.c names it: "FILE+0xOFFSET"
+ * (FILE: the mapping's base name), or "[unknown]+0xADDR". */
 static char *unresolved_name(const struct rd *r, const PbLocation *l)
 {
 	const PbMapping *m = mapping_of(r, l);
 	const char *file = m ? str_at(r->pb, m->filename) : "";
 	uint64_t off = l->address;
 	char *s = NULL;
+	int n;
 
-	if (!file[0])
-		return asprintf(&s, "0x%" PRIx64, l->address) < 0 ? NULL : s;
-	if (m->memory_start <= l->address && l->address < m->memory_limit)
-		off = l->address - m->memory_start + m->file_offset;
-	return asprintf(&s, "%s+0x%" PRIx64, mt_path_basename(file), off) < 0
-		       ? NULL : s;
+	if (!m || !file[0]) {
+		n = asprintf(&s, "[unknown]+0x%" PRIx64, l->address);
+	} else {
+		if (m->memory_start <= l->address && l->address < m->memory_limit)
+			off = l->address - m->memory_start + m->file_offset;
+		n = asprintf(&s, "%s+0x%" PRIx64, mt_path_basename(file), off);
+	}
+	return n < 0 ? NULL : s;
 }
 
 /* Frame of line J of location L (J == n_line: the location has no lines). */

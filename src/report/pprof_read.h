@@ -12,7 +12,7 @@
  *   - each Line of a Location becomes a frame (innermost first); all but
  *     the last line of a location are inlined.  Identical frames are
  *     stored once.  A location without lines becomes one frame named
- *     "FILE+0xOFFSET" (or "0xADDR" without a mapping);
+ *     "FILE+0xOFFSET" (or "[unknown]+0xADDR" without a mapping);
  *   - sample values are matched by sample type name onto enum mt_value
  *     (alloc_objects, alloc_space, inuse_objects, inuse_space).  Missing
  *     types read as 0, others are ignored; a profile with none of the four

@@ -11,7 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +105,8 @@ struct writer {
 	size_t nlocids, locidcap;
 	struct wsample *samples;
 	size_t nsamples, samplecap;
+	int64_t *proc_comm;      /* per process: string index of its name */
+	struct mt_itab procidx;  /* pid: first named process */
 	int64_t comments[MAX_COMMENTS];
 	size_t ncomments;
 };
@@ -550,19 +552,57 @@ static int sample_locations(struct writer *w, const struct mt_sample *s)
 	return 0;
 }
 
-/* String index of the name of process PID (0 if unknown). */
-static int comm_of(struct writer *w, uint32_t pid, int64_t *idx)
-{
-	*idx = 0;
-	for (size_t i = 0; i < w->p->nprocs; i++) {
-		const struct mt_process *pr = &w->p->procs[i];
+struct pid_key {
+	const struct mt_profile *p;
+	uint32_t pid;
+};
 
-		if (pr->pid == pid && pr->comm[0])
-			return str_intern_owned(&w->st,
-						strndup(pr->comm, sizeof(pr->comm)),
-						idx);
+static bool pid_eq(const void *ctx, uint32_t idx)
+{
+	const struct pid_key *k = ctx;
+
+	return k->p->procs[idx].pid == k->pid;
+}
+
+/* Index the named processes by pid (the first of a pid wins). */
+static int add_procs(struct writer *w)
+{
+	const struct mt_profile *p = w->p;
+
+	if (p->nprocs >= UINT32_MAX)
+		return -EOVERFLOW;
+	w->proc_comm = calloc(p->nprocs ? p->nprocs : 1, sizeof(*w->proc_comm));
+	if (!w->proc_comm)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		const struct mt_process *pr = &p->procs[i];
+		struct pid_key k = { p, pr->pid };
+		uint64_t h = mt_hash_u64(MT_HASH_SEED, pr->pid);
+		uint32_t found;
+		int err;
+
+		if (!pr->comm[0] || mt_itab_find(&w->procidx, h, pid_eq, &k, &found))
+			continue;
+		err = str_intern_owned(&w->st, strndup(pr->comm, sizeof(pr->comm)),
+				       &w->proc_comm[i]);
+		if (!err)
+			err = mt_itab_add(&w->procidx, h, (uint32_t)i);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+/* String index of the name of process PID (0 if unknown). */
+static int64_t comm_of(const struct writer *w, uint32_t pid)
+{
+	struct pid_key k = { w->p, pid };
+	uint32_t found;
+
+	if (!mt_itab_find(&w->procidx, mt_hash_u64(MT_HASH_SEED, pid), pid_eq,
+			  &k, &found))
+		return 0;
+	return w->proc_comm[found];
 }
 
 static int check_frames(const struct mt_profile *p, const struct mt_sample *s)
@@ -576,24 +616,15 @@ static int check_frames(const struct mt_profile *p, const struct mt_sample *s)
 	return 0;
 }
 
-static int add_sample(struct writer *w, const struct mt_sample *s,
-		      int64_t *last_comm, uint32_t *last_pid)
+static int add_sample(struct writer *w, const struct mt_sample *s)
 {
-	struct wsample ws = { .s = s, .first = w->nlocids };
+	struct wsample ws = { .s = s, .first = w->nlocids,
+			      .comm = comm_of(w, s->pid) };
 	struct wsample *v;
 	int err = check_frames(w->p, s);
 
-	if (err)
-		return err;
-	/* Samples of a process tend to be together: reuse the last lookup. */
-	if (*last_comm < 0 || *last_pid != s->pid) {
-		err = comm_of(w, s->pid, last_comm);
-		if (err)
-			return err;
-		*last_pid = s->pid;
-	}
-	ws.comm = *last_comm;
-	err = sample_locations(w, s);
+	if (!err)
+		err = sample_locations(w, s);
 	if (err)
 		return err;
 	ws.nlocs = w->nlocids - ws.first;
@@ -607,16 +638,13 @@ static int add_sample(struct writer *w, const struct mt_sample *s,
 
 static int add_samples(struct writer *w)
 {
-	int64_t last_comm = -1;
-	uint32_t last_pid = 0;
-
 	for (size_t i = 0; i < w->p->nsamples; i++) {
 		const struct mt_sample *s = &w->p->samples[i];
 		int err;
 
 		if (all_zero(s))
 			continue;
-		err = add_sample(w, s, &last_comm, &last_pid);
+		err = add_sample(w, s);
 		if (err)
 			return err;
 	}
@@ -674,6 +702,8 @@ static int collect(struct writer *w)
 	if (!err)
 		err = add_comments(w);
 	if (!err)
+		err = add_procs(w);
+	if (!err)
 		err = add_samples(w);
 	return err;
 }
@@ -691,6 +721,8 @@ static void writer_free(struct writer *w)
 	free(w->lines);
 	free(w->locids);
 	free(w->samples);
+	free(w->proc_comm);
+	mt_itab_free(&w->procidx);
 }
 
 /* ---- the second pass: protobuf-c messages ---- */
@@ -1001,7 +1033,7 @@ int mt_pprof_write_opts(const char *path, const struct mt_profile *p,
 	int err;
 
 	if (!path || !p || (p->nsamples && !p->samples) ||
-	    (p->nprocs && !p->procs))
+	    (p->nframes && !p->frames) || (p->nprocs && !p->procs))
 		return -EINVAL;
 	err = collect(&w);
 	if (!err)

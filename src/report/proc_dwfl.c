@@ -2,7 +2,10 @@
 /* proc_dwfl.c: a libdwfl session for one traced process (see proc_dwfl.h). */
 #include "proc_dwfl.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include "cu_index.h"
 #include "frame.h"
 
 static const Dwfl_Callbacks callbacks = {
@@ -11,10 +14,33 @@ static const Dwfl_Callbacks callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static void report_module(Dwfl *dwfl, const struct mt_module *m)
+/* What we keep per reported module (its libdwfl user data). */
+struct module_data {
+	const struct mt_module *mm;
+	bool indexed;               /* cus was built */
+	struct mt_cu_index cus;
+};
+
+static struct module_data *module_data(Dwfl_Module *mod)
+{
+	void **userdata;
+
+	if (!dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL,
+			      NULL))
+		return NULL;
+	return *userdata;
+}
+
+/* Report M; returns -ENOMEM only, a module that cannot be used is skipped. */
+static int report_module(Dwfl *dwfl, const struct mt_module *m)
 {
 	if (!m->path)
-		return;
+		return 0;
+	struct module_data *data = calloc(1, sizeof(*data));
+
+	if (!data)
+		return -ENOMEM;
+	data->mm = m;
 	/* libdwfl owns (and closes) the descriptor of a reported module. */
 	int fd = m->fd >= 0 ? dup(m->fd) : -1;
 
@@ -26,37 +52,113 @@ static void report_module(Dwfl *dwfl, const struct mt_module *m)
 	 */
 	Dwfl_Module *mod = dwfl_report_elf(dwfl, mt_path_basename(m->path),
 					   m->path, fd, m->bias, true);
-	if (!mod) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
 	void **userdata;
 
-	if (dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL,
-			     NULL))
-		*userdata = (void *)m;
+	if (!mod || !dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL,
+				      NULL, NULL) || *userdata) {
+		/* Failed, or the same file reported twice: keep the first. */
+		if (!mod && fd >= 0)
+			close(fd);
+		free(data);
+		return 0;
+	}
+	*userdata = data;
+	return 0;
+}
+
+static void free_data(void **userdata)
+{
+	struct module_data *data = *userdata;
+
+	if (data) {
+		mt_cu_index_free(&data->cus);
+		free(data);
+		*userdata = NULL;
+	}
+}
+
+/* dwfl_getmodules callback: free the data of every module. */
+static int free_module(Dwfl_Module *mod, void **userdata, const char *name,
+		       Dwarf_Addr start, void *arg)
+{
+	(void)mod, (void)name, (void)start, (void)arg;
+	free_data(userdata);
+	return DWARF_CB_OK;
+}
+
+/*
+ * dwfl_report_end callback for a module dropped from the session (libdwfl
+ * drops the first of two conflicting modules): its second argument is the
+ * address of the module's user data.
+ */
+static int removed_module(Dwfl_Module *mod, void *userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	(void)mod, (void)name, (void)start, (void)arg;
+	free_data(userdata);
+	return 0;
+}
+
+void mt_proc_dwfl_close(Dwfl *dwfl)
+{
+	if (!dwfl)
+		return;
+	dwfl_getmodules(dwfl, free_module, NULL, 0);
+	dwfl_end(dwfl);
 }
 
 Dwfl *mt_proc_dwfl_open(const struct mt_process *proc)
 {
 	Dwfl *dwfl = dwfl_begin(&callbacks);
+	int err = 0;
 
 	if (!dwfl)
 		return NULL;
 	dwfl_report_begin(dwfl);
-	for (size_t i = 0; proc->mods && i < proc->nmods; i++)
-		report_module(dwfl, &proc->mods[i]);
-	dwfl_report_end(dwfl, NULL, NULL);
+	for (size_t i = 0; !err && proc->mods && i < proc->nmods; i++)
+		err = report_module(dwfl, &proc->mods[i]);
+	dwfl_report_end(dwfl, removed_module, NULL);
+	if (err) {
+		mt_proc_dwfl_close(dwfl);
+		return NULL;
+	}
 	return dwfl;
 }
 
 const struct mt_module *mt_proc_dwfl_module(Dwfl_Module *mod)
 {
-	void **userdata;
+	const struct module_data *data = module_data(mod);
 
-	if (!dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL,
-			      NULL))
-		return NULL;
-	return *userdata;
+	return data ? data->mm : NULL;
+}
+
+int mt_proc_dwfl_addrdie(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die **cudie,
+			 Dwarf_Addr *bias)
+{
+	struct module_data *data;
+	Dwarf *dw;
+
+	/*
+	 * libdwfl looks units up in .debug_aranges, taking each entry to reach
+	 * up to the next one: an address of a unit missing there (clang's)
+	 * comes back as no unit, or as the unit before it.
+	 */
+	*cudie = dwfl_module_addrdie(mod, pc, bias);
+	if (*cudie && dwarf_haspc(*cudie, pc - *bias) > 0)
+		return 0;
+	/* Look in the units' own ranges instead. */
+	*cudie = NULL;
+	data = module_data(mod);
+	dw = dwfl_module_getdwarf(mod, bias);
+	if (!data || !dw)
+		return 0;
+	if (!data->indexed) {
+		int err = mt_cu_index_build(&data->cus, dw);
+
+		if (err)
+			return err;
+		data->indexed = true;
+	}
+	*cudie = mt_cu_index_find(&data->cus, pc - *bias);
+	return 0;
 }

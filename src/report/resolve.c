@@ -66,6 +66,35 @@ static char *source_path(Dwarf_Die *cudie, const char *name)
 	return path;
 }
 
+/*
+ * The file a DW_AT_decl_file or DW_AT_call_file attribute names, as a
+ * malloc'd path in *FILE (NULL if ATTR is NULL or names none).  Done here
+ * rather than with dwarf_decl_file because libdw 0.188 rejects index 0,
+ * which in DWARF 5 (clang's default) is the primary source file.
+ */
+static int attr_file(Dwarf_Attribute *attr, char **file)
+{
+	Dwarf_Word idx;
+	Dwarf_Die cu;
+	Dwarf_Half version;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	*file = NULL;
+	if (!attr || dwarf_formudata(attr, &idx) != 0 ||
+	    !dwarf_cu_die(attr->cu, &cu, &version, NULL, NULL, NULL, NULL,
+			  NULL))
+		return 0;
+	/* Before DWARF 5, index 0 means "no file". */
+	if ((idx == 0 && version < 5) ||
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return 0;
+	const char *src = dwarf_filesrc(files, idx, NULL, NULL);
+
+	*file = source_path(&cu, src);
+	return missing(src, *file) ? -ENOMEM : 0;
+}
+
 /* Linkage name (demangled) if any, else DW_AT_name; malloc'd or NULL. */
 static char *die_function_name(Dwarf_Die *die)
 {
@@ -123,25 +152,23 @@ struct lookup {
 };
 
 /*
- * Source file and line of PC from the line table of CUDIE (may be NULL);
- * *FILE is malloc'd, or NULL when PC has no line information.
+ * Source file and line of ADDR (no load bias) from CUDIE's line table
+ * (CUDIE may be NULL); *FILE is malloc'd, or NULL without line information.
  */
-static int line_at(Dwfl_Module *mod, Dwarf_Die *cudie, Dwarf_Addr pc,
-		   char **file, int *line)
+static int line_at(Dwarf_Die *cudie, Dwarf_Addr addr, char **file, int *line)
 {
-	Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
-	int lineno = 0;
-	const char *src =
-		l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	Dwarf_Line *l = cudie ? dwarf_getsrc_die(cudie, addr) : NULL;
+	const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
 
 	*file = source_path(cudie, src);
-	*line = *file ? lineno : 0;
+	if (!*file || dwarf_lineno(l, line) != 0)
+		*line = 0;
 	return missing(src, *file) ? -ENOMEM : 0;
 }
 
 /* Append the frame of function DIE located at FILE:LINE (FILE is taken). */
-static int push_function(const struct lookup *lk, Dwarf_Die *cudie,
-			 Dwarf_Die *die, char *file, int line)
+static int push_function(const struct lookup *lk, Dwarf_Die *die, char *file,
+			 int line)
 {
 	struct mt_frame f = {
 		.file = file,
@@ -149,18 +176,18 @@ static int push_function(const struct lookup *lk, Dwarf_Die *cudie,
 		.addr = lk->ip,
 		.inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine,
 	};
-	const char *decl_file = dwarf_decl_file(die);
+	Dwarf_Attribute attr;
 	const char *module = lk->mm ? lk->mm->path : NULL;
+	int err = attr_file(dwarf_attr_integrate(die, DW_AT_decl_file, &attr),
+			    &f.decl_file);
 
 	f.function = die_function_name(die);
 	if (!f.function)
 		f.function = fallback_name(lk->mm, lk->ip);
-	f.decl_file = source_path(cudie, decl_file);
 	if (dwarf_decl_line(die, &f.decl_line) != 0)
 		f.decl_line = 0;
 	f.module = module ? strdup(module) : NULL;
-	if (!f.function || missing(decl_file, f.decl_file) ||
-	    missing(module, f.module)) {
+	if (err || !f.function || missing(module, f.module)) {
 		mt_frame_clear(&f);
 		return -ENOMEM;
 	}
@@ -176,24 +203,15 @@ static bool is_function(Dwarf_Die *die)
 }
 
 /* The call site of inlined instance DIE: *FILE (malloc'd or NULL), *LINE. */
-static int call_site(Dwarf_Die *cudie, Dwarf_Die *die, char **file, int *line)
+static int call_site(Dwarf_Die *die, char **file, int *line)
 {
-	Dwarf_Files *files;
-	size_t nfiles;
 	Dwarf_Attribute attr;
 	Dwarf_Word val;
 
-	*file = NULL;
 	*line = 0;
 	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &val) == 0)
 		*line = (int)val;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &val) != 0 ||
-	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0 || val >= nfiles)
-		return 0;
-	const char *src = dwarf_filesrc(files, val, NULL, NULL);
-
-	*file = source_path(cudie, src);
-	return missing(src, *file) ? -ENOMEM : 0;
+	return attr_file(dwarf_attr(die, DW_AT_call_file, &attr), file);
 }
 
 /*
@@ -202,8 +220,8 @@ static int call_site(Dwarf_Die *cudie, Dwarf_Die *die, char **file, int *line)
  * instance's call site locates the next frame out; stops after the first
  * non-inlined function.
  */
-static int push_scopes(const struct lookup *lk, Dwarf_Die *cudie,
-		       Dwarf_Die *scopes, int nscopes, char *file, int line)
+static int push_scopes(const struct lookup *lk, Dwarf_Die *scopes,
+		       int nscopes, char *file, int line)
 {
 	int err = 0;
 
@@ -217,9 +235,9 @@ static int push_scopes(const struct lookup *lk, Dwarf_Die *cudie,
 		int call_line = 0;
 
 		if (inlined)
-			err = call_site(cudie, die, &call_file, &call_line);
+			err = call_site(die, &call_file, &call_line);
 		if (!err)
-			err = push_function(lk, cudie, die, file, line);
+			err = push_function(lk, die, file, line);
 		else
 			free(file);
 		file = call_file;
@@ -260,16 +278,11 @@ static int scopes_at(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **scopes)
 }
 
 /* Frames from DWARF; appends nothing when PC has no function DIE. */
-static int resolve_dwarf(const struct lookup *lk, Dwfl_Module *mod,
-			 Dwarf_Addr pc)
+static int resolve_dwarf(const struct lookup *lk, Dwarf_Die *cudie,
+			 Dwarf_Addr addr)
 {
-	Dwarf_Addr bias;
-	Dwarf_Die *cudie = dwfl_module_addrdie(mod, pc, &bias);
-
-	if (!cudie)
-		return 0;
 	Dwarf_Die *scopes;
-	int nscopes = scopes_at(cudie, pc - bias, &scopes);
+	int nscopes = scopes_at(cudie, addr, &scopes);
 
 	if (nscopes <= 0) {
 		free(scopes);
@@ -277,17 +290,20 @@ static int resolve_dwarf(const struct lookup *lk, Dwfl_Module *mod,
 	}
 	char *file;
 	int line;
-	int err = line_at(mod, cudie, pc, &file, &line);
+	int err = line_at(cudie, addr, &file, &line);
 
 	if (!err)
-		err = push_scopes(lk, cudie, scopes, nscopes, file, line);
+		err = push_scopes(lk, scopes, nscopes, file, line);
 	free(scopes);
 	return err;
 }
 
-/* One frame from the ELF symbol table; appends nothing without a symbol. */
+/*
+ * One frame from the ELF symbol table (with the line table's location, if
+ * any); appends nothing without a symbol.
+ */
 static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
-			  Dwarf_Addr pc)
+			  Dwarf_Addr pc, Dwarf_Die *cudie, Dwarf_Addr addr)
 {
 	GElf_Off offset;
 	GElf_Sym sym;
@@ -298,9 +314,7 @@ static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
 		return 0;
 	struct mt_frame f = { .addr = lk->ip };
 	const char *module = lk->mm ? lk->mm->path : NULL;
-	Dwarf_Addr bias;
-	int err = line_at(mod, dwfl_module_addrdie(mod, pc, &bias), pc, &f.file,
-			  &f.line);
+	int err = line_at(cudie, addr, &f.file, &f.line);
 
 	f.function = demangle(name);
 	f.module = module ? strdup(module) : NULL;
@@ -309,6 +323,22 @@ static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
 		return -ENOMEM;
 	}
 	return mt_frame_vec_push(lk->out, &f);
+}
+
+/* Frames of PC in MOD: from DWARF if possible, else the ELF symbol. */
+static int resolve_in_module(const struct lookup *lk, Dwfl_Module *mod,
+			     Dwarf_Addr pc)
+{
+	Dwarf_Die *cudie;
+	Dwarf_Addr bias = 0;
+	size_t before = lk->out->n;
+	int err = mt_proc_dwfl_addrdie(mod, pc, &cudie, &bias);
+
+	if (!err && cudie)
+		err = resolve_dwarf(lk, cudie, pc - bias);
+	if (!err && lk->out->n == before)
+		err = resolve_symbol(lk, mod, pc, cudie, pc - bias);
+	return err;
 }
 
 /* The "MODULE+0xOFFSET" / "[unknown]+0xIP" frame. */
@@ -340,9 +370,7 @@ int mt_resolve_ip(Dwfl *dwfl, const struct mt_process *proc, uint64_t ip,
 	if (!lk.mm)
 		lk.mm = module_at(proc, pc);
 	if (mod)
-		err = resolve_dwarf(&lk, mod, pc);
-	if (!err && mod && out->n == before)
-		err = resolve_symbol(&lk, mod, pc);
+		err = resolve_in_module(&lk, mod, pc);
 	if (!err && out->n == before)
 		err = push_unresolved(&lk);
 	return err;

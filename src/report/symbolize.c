@@ -342,7 +342,7 @@ static void symbolizer_free(struct symbolizer *s)
 {
 	if (s->dwfls) {
 		for (size_t i = 0; i < s->raw->nprocs; i++)
-			dwfl_end(s->dwfls[i]);
+			mt_proc_dwfl_close(s->dwfls[i]);
 	}
 	free(s->dwfls);
 	free(s->by_pid);

@@ -20,15 +20,15 @@ static void write_amount(FILE *out, const char *what, int64_t bytes,
 		bytes, objects, mt_format_bytes(buf, sizeof(buf), bytes, unit));
 }
 
-static void write_header(FILE *out, const struct mt_summary *s,
-			 enum mt_unit unit)
+void mt_write_header(FILE *out, const struct mt_summary *s,
+		     enum mt_unit unit, const char *title)
 {
 	const uint64_t *c = s->counters;
 	uint64_t drops = 0;
 
 	for (int i = MT_CNT_DROP_ALLOCS_FULL; i <= MT_CNT_DROP_READ_ERRORS; i++)
 		drops += c[i];
-	fprintf(out, "memtrace %s heap profile\n", MEMTRACE_VERSION);
+	fprintf(out, "memtrace %s %s\n", MEMTRACE_VERSION, title);
 	fprintf(out, "target: %s\n", s->target);
 	fprintf(out, "allocator: %s\n", s->allocator);
 	fprintf(out, "duration: %.2f s\n", s->duration_s);
@@ -67,7 +67,7 @@ int mt_write_text(FILE *out, const struct mt_profile *p,
 		o = &defaults;
 	if (!out || !p || (unsigned)o->metric >= MT_NVALUES)
 		return -EINVAL;
-	write_header(out, &p->sum, o->unit);
+	mt_write_header(out, &p->sum, o->unit, "heap profile");
 	fputc('\n', out);
 	err = mt_text_processes(out, p, o);
 	if (!err)

@@ -27,4 +27,15 @@ struct mt_text_opts {
 int mt_write_text(FILE *out, const struct mt_profile *p,
 		  const struct mt_text_opts *o);
 
+/*
+ * The summary every report starts with: "memtrace VERSION TITLE", then
+ * target, allocator, duration, totals, events and drop counters.
+ */
+void mt_write_header(FILE *out, const struct mt_summary *s,
+		     enum mt_unit unit, const char *title);
+
+/* A stack's frames, leaf first, one per line with its file:line. */
+void mt_write_frames(FILE *out, const struct mt_profile *p,
+		     const struct mt_sample *s);
+
 #endif /* MEMTRACE_TEXT_H */

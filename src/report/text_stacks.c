@@ -30,8 +30,8 @@ static void write_heading(FILE *out, size_t rank,
 			mt_text_value(b, sizeof(b), g->v[other], other, o->unit));
 }
 
-static void write_frames(FILE *out, const struct mt_profile *p,
-			 const struct mt_sample *s)
+void mt_write_frames(FILE *out, const struct mt_profile *p,
+		     const struct mt_sample *s)
 {
 	int width = 0;
 
@@ -76,7 +76,7 @@ int mt_text_stacks(FILE *out, const struct mt_profile *p,
 	fprintf(out, "Top %zu stacks by %s:\n", n, mt_value_name(o->metric));
 	for (size_t i = 0; i < n; i++) {
 		write_heading(out, i + 1, &g[i], o);
-		write_frames(out, p, &p->samples[g[i].sample]);
+		mt_write_frames(out, p, &p->samples[g[i].sample]);
 	}
 	free(g);
 	return 0;

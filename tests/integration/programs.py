@@ -17,6 +17,12 @@ extra: None, or what else allocates in the program (libc creating a thread,
 valgrind: None, or why valgrind cannot run the program (then the totals are
        the sum of funcs).
 failed: allocator calls that fail (return NULL or an error).
+calls: every call the program makes to the malloc family and free (free(NULL)
+       included, a call made from inside another, e.g. realloc -> malloc,
+       not), or None when libc/libstdc++ make calls of their own (extra).
+untracked_hint: why memtrace may see frees of blocks it never saw allocated.
+alloc_stacks: like stacks, by alloc_space: Stack(frames, alloc bytes, alloc
+       objects), every stack that allocated (realloc: one per call site).
 """
 
 import collections
@@ -24,7 +30,8 @@ import collections
 Fn = collections.namedtuple("Fn", "inuse_space inuse_objects alloc_space alloc_objects def_marker")
 Frame = collections.namedtuple("Frame", "function marker inlined")
 Stack = collections.namedtuple("Stack", "frames inuse_space inuse_objects")
-Prog = collections.namedtuple("Prog", "name src funcs stacks extra valgrind failed exit_status")
+Prog = collections.namedtuple("Prog", "name src funcs stacks extra valgrind failed exit_status calls "
+                                      "untracked_hint alloc_stacks")
 
 METRICS = ("inuse_space", "inuse_objects", "alloc_space", "alloc_objects")
 
@@ -33,8 +40,10 @@ def F(function, marker, inlined=False):
     return Frame(function, marker, inlined)
 
 
-def prog(name, src, funcs, stacks, extra=None, valgrind=None, failed=0, exit_status=0):
-    return Prog(name, src, funcs, stacks, extra, valgrind, failed, exit_status)
+def prog(name, src, funcs, stacks, extra=None, valgrind=None, failed=0, exit_status=0, calls=None,
+         untracked_hint=None, alloc_stacks=None):
+    return Prog(name, src, funcs, stacks, extra, valgrind, failed, exit_status, calls, untracked_hint,
+                alloc_stacks)
 
 
 PROGRAMS = [
@@ -58,7 +67,8 @@ PROGRAMS = [
              Stack([F("calloc_leak", "CALLOC_LEAK"), F("main", "CALL_CALLOC_LEAK")], 480, 2),
              Stack([F("zero_leak", "ZERO_LEAK"), F("main", "CALL_ZERO_LEAK")], 0, 1),
              Stack([F("half_freed", "HALF_FREED"), F("main", "CALL_HALF_FREED")], 512, 2),
-         ]),
+         ],
+         calls=27 + 12 + 1),  # allocations, frees, free(NULL)
 
     prog("aligned", "aligned.c",
          funcs={
@@ -73,7 +83,8 @@ PROGRAMS = [
              Stack([F("aa_leak", "AA_LEAK"), F("main", "CALL_AA_LEAK")], 256, 1),
              Stack([F("ma_leak", "MA_LEAK"), F("main", "CALL_MA_LEAK")], 300, 3),
              Stack([F("va_leak", "VA_LEAK"), F("main", "CALL_VA_LEAK")], 1000, 1),
-         ]),
+         ],
+         calls=9 + 2),
 
     prog("pvalloc", "pvalloc.c",
          funcs={
@@ -83,7 +94,8 @@ PROGRAMS = [
          stacks=[
              Stack([F("pva_leak", "PVA_LEAK"), F("main", "CALL_PVA_LEAK")], 8192, 1),
          ],
-         valgrind="valgrind 3.19 aborts on pvalloc (\"Program aborting because of call to pvalloc\")"),
+         valgrind="valgrind 3.19 aborts on pvalloc (\"Program aborting because of call to pvalloc\")",
+         calls=2 + 1),
 
     prog("realloc", "realloc.c",
          funcs={
@@ -98,6 +110,19 @@ PROGRAMS = [
              Stack([F("realloc_chain", "CHAIN_REALLOC_1000"), F("main", "CALL_REALLOC_CHAIN")], 1000, 1),
              Stack([F("realloc_null", "REALLOC_NULL"), F("main", "CALL_REALLOC_NULL")], 300, 1),
              Stack([F("rarray", "RARRAY_GROW"), F("main", "CALL_RARRAY")], 320, 1),
+         ],
+         calls=3 + 1 + 2 + 2 + 4,  # a realloc is one call: one allocation and one free
+         alloc_stacks=[
+             Stack([F("realloc_chain", "CHAIN_MALLOC"), F("main", "CALL_REALLOC_CHAIN")], 10, 1),
+             Stack([F("realloc_chain", "CHAIN_REALLOC_100"), F("main", "CALL_REALLOC_CHAIN")], 100, 1),
+             Stack([F("realloc_chain", "CHAIN_REALLOC_1000"), F("main", "CALL_REALLOC_CHAIN")], 1000, 1),
+             Stack([F("realloc_null", "REALLOC_NULL"), F("main", "CALL_REALLOC_NULL")], 300, 1),
+             Stack([F("realloc_zero", "REALLOC_ZERO_MALLOC"), F("main", "CALL_REALLOC_ZERO")], 50, 1),
+             Stack([F("rarray", "RARRAY_NEW"), F("main", "CALL_RARRAY")], 160, 1),
+             Stack([F("rarray", "RARRAY_GROW"), F("main", "CALL_RARRAY")], 320, 1),
+             Stack([F("realloc_shrink", "SHRINK_MALLOC"), F("main", "CALL_REALLOC_SHRINK")], 4000, 1),
+             Stack([F("realloc_shrink", "SHRINK_REALLOC_2000"), F("main", "CALL_REALLOC_SHRINK")], 2000, 1),
+             Stack([F("realloc_shrink", "SHRINK_REALLOC_3000"), F("main", "CALL_REALLOC_SHRINK")], 3000, 1),
          ]),
 
     prog("failures", "failures.c",
@@ -108,7 +133,8 @@ PROGRAMS = [
              Stack([F("fail_realloc", "FAIL_REALLOC_MALLOC"), F("main", "CALL_FAIL_REALLOC")], 40, 1),
          ],
          # realloc, reallocarray, malloc, calloc, posix_memalign, aligned_alloc, memalign
-         failed=7),
+         failed=7,
+         calls=8),
 
     prog("threads", "threads.c",
          funcs={
@@ -118,7 +144,10 @@ PROGRAMS = [
          stacks=[
              Stack([F("worker", "WORKER_MALLOC")], 100 * 1000, 400),
          ],
-         extra="pthread_create allocates each thread's TLS (DTV) with calloc"),
+         extra="pthread_create allocates each thread's TLS (DTV) with calloc",
+         untracked_hint="glibc's tcache_thread_shutdown, as each thread exits, frees the blocks left in "
+                        "the thread's tcache (already freed once by the program) and the tcache itself "
+                        "(allocated by _int_malloc, never through malloc) through free()"),
 
     prog("shapes", "shapes.cpp",
          funcs={
@@ -142,7 +171,8 @@ PROGRAMS = [
              Stack([F("inl_alloc", "INL_MALLOC", inlined=True), F("outer_fn", "CALL_INL_ALLOC"),
                     F("main", "CALL_OUTER_FN")], 96, 1),
              Stack([F("plain_o2", "PLAIN_O2"), F("main", "CALL_PLAIN_O2")], 48, 1),
-         ]),
+         ],
+         calls=2),
 
     prog("exit7", "exit7.c",
          funcs={
@@ -151,7 +181,8 @@ PROGRAMS = [
          stacks=[
              Stack([F("leak_123", "LEAK_123"), F("main", "CALL_LEAK_123")], 123, 1),
          ],
-         exit_status=7),
+         exit_status=7,
+         calls=1),
 ]
 
 BY_NAME = {p.name: p for p in PROGRAMS}
@@ -168,7 +199,8 @@ WAITER = prog("waiter", "waiter.c",
               },
               stacks=[
                   Stack([F("waiter_leak", "WAITER_LEAK"), F("main", "CALL_WAITER_LEAK")], 2100, 3),
-              ])
+              ],
+              calls=5 + 3 + 10 + 10)  # traced part: the PRE frees, the leaks, churn's mallocs and frees
 
 
 def fn_total(p, metric):

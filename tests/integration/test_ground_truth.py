@@ -27,6 +27,17 @@ def _consistent():
         for name, fn in p.funcs.items():
             check_eq(leaves.get(name, (0, 0)), (fn.inuse_space, fn.inuse_objects),
                      "%s: in-use stacks of %s (bytes, objects)" % (p.name, name))
+        if p.alloc_stacks:
+            allocs = {}
+            for st in p.alloc_stacks:
+                for fr in st.frames:
+                    mtlib.marker_line(p.src, fr.marker)
+                leaf = st.frames[0].function
+                b, o = allocs.get(leaf, (0, 0))
+                allocs[leaf] = (b + st.inuse_space, o + st.inuse_objects)
+            for name, fn in p.funcs.items():
+                check_eq(allocs.get(name, (0, 0)), (fn.alloc_space, fn.alloc_objects),
+                         "%s: allocating stacks of %s (bytes, objects)" % (p.name, name))
 
 
 def vg_expect(p):

@@ -35,6 +35,16 @@
 
 #define NCORRUPT 2000
 
+/* Fixed contents (no clock, no build ids) so that the damage tests see the
+ * same bytes on every run. */
+static const struct mt_pprof_write_options fixed = {
+	.time_nanos = 1700000000000000000LL, .no_build_ids = true,
+};
+static const struct mt_pprof_write_options fixed_plain = {
+	.time_nanos = 1700000000000000000LL, .no_build_ids = true,
+	.uncompressed = true,
+};
+
 static char tmpdir[64];
 
 static const char *tmp_path(const char *name)
@@ -231,7 +241,7 @@ static void write_default(const char *path, bool two_pids)
 	struct mt_profile p;
 
 	build_profile(&p, two_pids);
-	assert_int_equal(mt_pprof_write(path, &p), 0);
+	assert_int_equal(mt_pprof_write_opts(path, &p, &fixed), 0);
 	mt_profile_free(&p);
 }
 
@@ -574,13 +584,12 @@ static void test_truncated(void **state)
 {
 	size_t glen, plen;
 	uint8_t *gz, *plain;
-	const struct mt_pprof_write_options o = { .uncompressed = true };
 	struct mt_profile p;
 
 	(void)state;
 	write_default(tmp_path("rt.pb.gz"), true);
 	build_profile(&p, true);
-	assert_int_equal(mt_pprof_write_opts(tmp_path("rt.pb"), &p, &o), 0);
+	assert_int_equal(mt_pprof_write_opts(tmp_path("rt.pb"), &p, &fixed_plain), 0);
 	mt_profile_free(&p);
 	gz = read_bytes(tmp_path("rt.pb.gz"), &glen);
 	plain = read_bytes(tmp_path("rt.pb"), &plen);
@@ -630,15 +639,14 @@ static size_t corrupt_each(const uint8_t *d, size_t len, uint64_t seed)
 
 static void test_corrupted(void **state)
 {
-	const struct mt_pprof_write_options o = { .uncompressed = true };
 	size_t glen, plen, gfail, pfail;
 	uint8_t *gz, *plain;
 	struct mt_profile p;
 
 	(void)state;
 	build_profile(&p, true);
-	assert_int_equal(mt_pprof_write(tmp_path("rt.pb.gz"), &p), 0);
-	assert_int_equal(mt_pprof_write_opts(tmp_path("rt.pb"), &p, &o), 0);
+	assert_int_equal(mt_pprof_write_opts(tmp_path("rt.pb.gz"), &p, &fixed), 0);
+	assert_int_equal(mt_pprof_write_opts(tmp_path("rt.pb"), &p, &fixed_plain), 0);
 	mt_profile_free(&p);
 	gz = read_bytes(tmp_path("rt.pb.gz"), &glen);
 	plain = read_bytes(tmp_path("rt.pb"), &plen);
@@ -792,6 +800,12 @@ static void test_crafted_valid(void **state)
 	c.locids[0] = 8;
 	assert_int_equal(craft_parse(&c, &q, err, sizeof(err)), 0);
 	assert_string_equal(q.frames[q.samples[0].frames[0]].function, "x+0x1234");
+	mt_profile_free(&q);
+	c.loc[1].mapping_id = 0;
+	assert_int_equal(craft_parse(&c, &q, err, sizeof(err)), 0);
+	assert_string_equal(q.frames[q.samples[0].frames[0]].function,
+			    "[unknown]+0x1234");
+	assert_null(q.frames[q.samples[0].frames[0]].module);
 	mt_profile_free(&q);
 }
 

@@ -13,7 +13,7 @@
 UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 
 # src/report modules the tests exercise (and what those depend on).
-UNIT_REPORT := units profile frame itab proc_dwfl resolve symbolize stacks \
+UNIT_REPORT := units profile frame itab cu_index proc_dwfl resolve symbolize stacks \
                text text_fmt text_funcs text_procs text_stacks
 
 UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
@@ -32,9 +32,32 @@ UNIT_BINS_ASAN := $(UNIT_TESTS:%=$(BUILD)/tests/unit/%-asan)
 .PHONY: unit-bins
 unit-bins: $(UNIT_BINS) $(UNIT_BINS_ASAN)
 
-# C++ helpers (tests/unit/*.cpp) linked into the test that needs them.
-$(BUILD)/tests/unit/test_symbolize: $(BUILD)/unit-objs/symbolize_cxx.o
-$(BUILD)/tests/unit/test_symbolize-asan: $(BUILD)/unit-objs-asan/symbolize_cxx.o
+# Test-side objects linked into some tests: helpers (self_profile.c), C++
+# code (symbolize_cxx.cpp) and clang-built DWARF 5 (symbolize_clang.c: a
+# fixture, the same uninstrumented object for both variants).
+UNIT_CLANG ?= $(if $(CLANG),$(CLANG),clang)
+
+$(BUILD)/tests/unit/test_symbolize: $(BUILD)/unit-objs/self_profile.o \
+	$(BUILD)/unit-objs/symbolize_cxx.o
+$(BUILD)/tests/unit/test_symbolize-asan: $(BUILD)/unit-objs-asan/self_profile.o \
+	$(BUILD)/unit-objs-asan/symbolize_cxx.o
+$(BUILD)/tests/unit/test_symbolize_clang: $(BUILD)/unit-objs/self_profile.o \
+	$(BUILD)/unit-objs/symbolize_clang.o
+$(BUILD)/tests/unit/test_symbolize_clang-asan: \
+	$(BUILD)/unit-objs-asan/self_profile.o $(BUILD)/unit-objs/symbolize_clang.o
+
+$(BUILD)/unit-objs/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/unit-objs-asan/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+
+$(BUILD)/unit-objs/symbolize_clang.o: tests/unit/symbolize_clang.c
+	@mkdir -p $(dir $@)
+	$(UNIT_CLANG) -O2 -g -gdwarf-5 -Wall -Wextra -Werror \
+		-fno-omit-frame-pointer -c $< -o $@
 
 $(BUILD)/unit-objs/%.o: tests/unit/%.cpp
 	@mkdir -p $(dir $@)
@@ -72,7 +95,8 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 # Binaries' dependency files live with the objects: build/tests/unit/ holds
 # only the test executables, so a runner can execute everything in it.
 -include $(UNIT_OBJS:.o=.d) $(UNIT_OBJS_ASAN:.o=.d) \
-         $(BUILD)/unit-objs/symbolize_cxx.d $(BUILD)/unit-objs-asan/symbolize_cxx.d \
+         $(foreach o,self_profile symbolize_cxx,$(BUILD)/unit-objs/$(o).d \
+                                                $(BUILD)/unit-objs-asan/$(o).d) \
          $(UNIT_TESTS:%=$(BUILD)/unit-objs/%.test.d) \
          $(UNIT_TESTS:%=$(BUILD)/unit-objs-asan/%.test.d)
 
