@@ -83,7 +83,7 @@ check: deps
 
 include tests/tests.mk
 
-lint: $(BPF_SKEL)
+lint: $(BPF_SKEL) $(PROTO_H)
 	@scripts/lint.sh
 
 clean:

@@ -57,7 +57,7 @@ static int add_module(struct mt_process *proc, const struct mt_maps *maps,
 	}
 	if (!exec)
 		return 0;
-	mod.fd = open_mapped(proc->pid, m);
+	mod.fd = open_mapped((pid_t)proc->pid, m);
 	if (mod.fd < 0 ||
 	    mt_elf_load_bias(mod.fd, m->start, m->offset, &mod.bias) != 0) {
 		if (mod.fd >= 0)

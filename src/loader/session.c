@@ -79,9 +79,8 @@ static void reap(struct mt_session *s)
 {
 	pid_t pid = (pid_t)s->proc->pid;
 	int status;
-	pid_t r;
 
-	while (!s->exited && (r = waitpid(pid, &status, WNOHANG | __WALL)) > 0) {
+	while (!s->exited && waitpid(pid, &status, WNOHANG | __WALL) > 0) {
 		if (WIFSTOPPED(status) && s->ptraced)
 			handle_stop(s, pid, status);
 		else if (WIFEXITED(status) || WIFSIGNALED(status))

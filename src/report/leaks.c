@@ -57,18 +57,65 @@ static void write_group(FILE *out, const struct mt_profile *p,
 {
 	char a[32], b[32], t[32];
 
-	fprintf(out, "#%zu %" PRIu64 " bytes in %" PRIu64 " blocks (%s) not freed, block sizes %s..%s, ages %.1fs..%.1fs\n",
+	fprintf(out, "#%zu %" PRIu64 " bytes in %" PRIu64 " blocks (%s) not freed",
 		rank, l->bytes, l->blocks,
-		mt_format_bytes(t, sizeof(t), (int64_t)l->bytes, unit),
-		mt_format_bytes(a, sizeof(a), (int64_t)l->min_size, MT_UNIT_B),
-		mt_format_bytes(b, sizeof(b), (int64_t)l->max_size, MT_UNIT_B),
-		age_s(p, l->newest_ts), age_s(p, l->oldest_ts));
-	fputs("    at", out);
-	for (uint64_t i = 0; i < l->blocks && i < MAX_ADDRS; i++)
-		fprintf(out, " 0x%" PRIx64, l->addrs[i]);
-	fputs(l->blocks > MAX_ADDRS ? " ...\n" : "\n", out);
+		mt_format_bytes(t, sizeof(t), (int64_t)l->bytes, unit));
+	if (p->nblocks == 0) {
+		/* A saved profile keeps totals per stack, not blocks. */
+		fputc('\n', out);
+	} else {
+		fprintf(out, ", block sizes %s..%s, ages %.1fs..%.1fs\n",
+			mt_format_bytes(a, sizeof(a), (int64_t)l->min_size, MT_UNIT_B),
+			mt_format_bytes(b, sizeof(b), (int64_t)l->max_size, MT_UNIT_B),
+			age_s(p, l->newest_ts), age_s(p, l->oldest_ts));
+		fputs("    at", out);
+		for (uint64_t i = 0; i < l->blocks && i < MAX_ADDRS; i++)
+			fprintf(out, " 0x%" PRIx64, l->addrs[i]);
+		fputs(l->blocks > MAX_ADDRS ? " ...\n" : "\n", out);
+	}
 	mt_write_frames(out, p, s);
 	fputc('\n', out);
+}
+
+/* Live profile: the outstanding blocks old enough, by stack group. */
+static size_t groups_from_blocks(const struct mt_profile *p,
+				 const struct mt_leak_opts *o,
+				 const size_t *gof, size_t *slot,
+				 struct leak_group *leaks)
+{
+	size_t nl = 0;
+
+	for (size_t i = 0; i < p->nblocks; i++) {
+		const struct mt_block *b = &p->blocks[i];
+		size_t gi;
+
+		if (b->sample >= p->nsamples ||
+		    age_s(p, b->timestamp_ns) * 1e9 < (double)o->min_age_ns)
+			continue;
+		gi = gof[b->sample];
+		if (slot[gi] == SIZE_MAX) {
+			slot[gi] = nl;
+			leaks[nl++].group = gi;
+		}
+		add_block(&leaks[slot[gi]], b);
+	}
+	return nl;
+}
+
+/* Saved profile: what each stack still had in use. */
+static size_t groups_from_samples(const struct mt_stack_group *g, size_t ng,
+				  struct leak_group *leaks)
+{
+	size_t nl = 0;
+
+	for (size_t i = 0; i < ng; i++) {
+		if (g[i].v[MT_INUSE_OBJECTS] <= 0)
+			continue;
+		leaks[nl].group = i;
+		leaks[nl].bytes = (uint64_t)g[i].v[MT_INUSE_SPACE];
+		leaks[nl++].blocks = (uint64_t)g[i].v[MT_INUSE_OBJECTS];
+	}
+	return nl;
 }
 
 int mt_write_leaks(FILE *out, const struct mt_profile *p,
@@ -91,21 +138,13 @@ int mt_write_leaks(FILE *out, const struct mt_profile *p,
 	}
 	for (size_t i = 0; i < ng; i++)
 		slot[i] = SIZE_MAX;
-	for (size_t i = 0; i < p->nblocks; i++) {
-		const struct mt_block *b = &p->blocks[i];
-		size_t gi;
-
-		if (b->sample >= p->nsamples ||
-		    age_s(p, b->timestamp_ns) * 1e9 < (double)o->min_age_ns)
-			continue;
-		gi = gof[b->sample];
-		if (slot[gi] == SIZE_MAX) {
-			slot[gi] = nl;
-			leaks[nl++].group = gi;
-		}
-		add_block(&leaks[slot[gi]], b);
-		bytes += b->size;
-		blocks++;
+	if (p->nblocks)
+		nl = groups_from_blocks(p, o, gof, slot, leaks);
+	else
+		nl = groups_from_samples(g, ng, leaks);
+	for (size_t i = 0; i < nl; i++) {
+		bytes += leaks[i].bytes;
+		blocks += leaks[i].blocks;
 	}
 	qsort(leaks, nl, sizeof(*leaks), cmp_leak);
 	mt_write_header(out, &p->sum, o->unit, "leak report");
@@ -113,7 +152,7 @@ int mt_write_leaks(FILE *out, const struct mt_profile *p,
 	fprintf(out, "not freed: %" PRIu64 " bytes in %" PRIu64 " blocks from %zu call sites (%s)",
 		bytes, blocks, nl,
 		mt_format_bytes(buf, sizeof(buf), (int64_t)bytes, o->unit));
-	if (o->min_age_ns)
+	if (o->min_age_ns && p->nblocks)
 		fprintf(out, ", blocks older than %.1fs", (double)o->min_age_ns / 1e9);
 	fputs("\n\n", out);
 	for (size_t i = 0; i < nl && (o->top_n <= 0 || i < (size_t)o->top_n); i++)

@@ -17,7 +17,11 @@ struct mt_leak_opts {
 	enum mt_unit unit;
 };
 
-/* Write the leak groups and the "not freed:" summary.  0 or -errno. */
+/*
+ * Write the header, the "not freed:" summary and the leak groups.  A
+ * profile without blocks (read from a file) is reported from its in-use
+ * totals per stack, without block sizes, ages or addresses.  0 or -errno.
+ */
 int mt_write_leaks(FILE *out, const struct mt_profile *p,
 		   const struct mt_leak_opts *o);
 

@@ -14,11 +14,13 @@ Environment:
   MEMTRACE_TEST_TIMEOUT  seconds allowed to one memtrace/valgrind run (120)
 """
 
+import atexit
 import collections
 import functools
 import os
 import queue
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -30,10 +32,26 @@ PROGS_SRC = os.path.join(ROOT, "tests", "progs")
 PROGS_BIN = os.path.join(ROOT, "build", "tests", "progs")
 MEMTRACE = os.environ.get("MEMTRACE") or os.path.join(ROOT, "memtrace")
 TIMEOUT = float(os.environ.get("MEMTRACE_TEST_TIMEOUT") or 120)
-VERSION = "0.1.0"
 
-# Files of this run (reports written with -o) live here; run.py removes it.
+
+def _version():
+    """VERSION of the top Makefile (what memtrace -V and reports say)."""
+    try:
+        with open(os.path.join(ROOT, "Makefile")) as f:
+            for line in f:
+                m = re.match(r"^VERSION\s*:?=\s*(\S+)", line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    return "0.1.0"
+
+
+VERSION = _version()
+
+# Files of this run (reports written with -o) live here, removed at exit.
 TMPDIR = tempfile.mkdtemp(prefix="memtrace-tests.")
+atexit.register(shutil.rmtree, TMPDIR, True)
 
 
 # ---------------------------------------------------------------- outcomes

@@ -49,6 +49,7 @@ def main(argv):
     broken = load()
     tests = [t for t in mtlib.TESTS if not patterns or any(p in t.name for p in patterns)]
     if listing:
+        shutil.rmtree(mtlib.TMPDIR, ignore_errors=True)
         for t in tests:
             print(t.name)
         return 0

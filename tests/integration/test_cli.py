@@ -156,7 +156,7 @@ def _exit_status():
     check_eq(rep.inuse, (123, 1), "exit7: in use (bytes, objects)", rep.text)
 
 
-@test("cli.exit_status.zero_report")
+@test("cli.exit_status.true_false")
 def _exit_status_true():
     out = os.path.join(mtlib.TMPDIR, "true.txt")
     res = mtlib.run_memtrace(["-o", out, "--", TRUE])

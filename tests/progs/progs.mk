@@ -11,7 +11,7 @@ PROGS_DIR := $(BUILD)/tests/progs
 PROGS_SRC := tests/progs
 
 PROGS_CC  ?= $(CC)
-PROGS_CXX ?= $(if $(filter default,$(origin CXX)),g++,$(CXX))
+PROGS_CXX ?= $(CXX)
 PROGS_WARN := -Wall -Wextra -Werror -Wno-deprecated-declarations
 PROGS_BASE := -g -fno-omit-frame-pointer $(PROGS_WARN)
 PROGS_O0   := -O0 $(PROGS_BASE)

@@ -9,7 +9,7 @@
 
 #define NOINLINE __attribute__((noinline))
 #define NTHREADS 4
-#define NALLOC 500
+#define NALLOC 2000
 #define NKEEP 100
 
 static pthread_barrier_t start;
