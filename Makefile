@@ -3,6 +3,7 @@
 #   make          build ./memtrace (the BPF object is embedded through a skeleton)
 #   make demo     install what is missing, build, trace the bundled leaky demo
 #   make check    install what is missing, build, run every test
+#   make bench    cost per traced call: untraced, trap floor, full tracing
 #   make lint     clang-tidy and cppcheck over the userspace sources
 #   make vmlinux  regenerate vmlinux/vmlinux.h from the running kernel's BTF
 
@@ -34,7 +35,7 @@ PROTO_O  := $(BUILD)/proto/profile.pb-c.o
 BPF_OBJ  := $(BUILD)/memleak.bpf.o
 BPF_SKEL := $(BUILD)/memleak.skel.h
 
-.PHONY: all deps demo check test unit unit-asan integration lint vmlinux clean
+.PHONY: all deps demo check bench lint vmlinux clean
 
 all: memtrace
 
@@ -80,6 +81,10 @@ demo: deps
 check: deps
 	@$(MAKE) --no-print-directory memtrace tests-progs unit-bins
 	@scripts/run-tests.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory memtrace
+	@scripts/bench.sh
 
 include tests/tests.mk
 

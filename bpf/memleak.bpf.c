@@ -24,6 +24,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Set by the loader before load. */
 const volatile __u64 page_size = 4096;
+/* --probe-only: every program returns at once (the cost of the traps alone). */
+const volatile bool probe_only = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -211,11 +213,14 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 sp = PT_REGS_SP(ctx);
-	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct mt_inflight *f;
 	struct mt_inflight fresh = {
 		.sp = sp, .size = size, .arg = arg, .kind = kind, .depth = 1,
 	};
 
+	if (probe_only)
+		return 0;
+	f = bpf_map_lookup_elem(&inflight, &tid);
 	if (nested(f, sp)) {
 		f->depth++;
 		return 0;
@@ -300,8 +305,11 @@ int BPF_KPROBE(free_enter, void *ptr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct mt_inflight *f;
 
+	if (probe_only)
+		return 0;
+	f = bpf_map_lookup_elem(&inflight, &tid);
 	if (nested(f, PT_REGS_SP(ctx)))
 		return 0;
 	count(MT_CNT_EVENTS, 1);
@@ -316,10 +324,13 @@ int BPF_KRETPROBE(alloc_return, void *ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
-	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
 	__u64 addr = (__u64)ret, size, arg;
+	struct mt_inflight *f;
 	__u32 kind;
 
+	if (probe_only)
+		return 0;
+	f = bpf_map_lookup_elem(&inflight, &tid);
 	if (!f || f->depth == 0)
 		return 0;
 	if (--f->depth > 0)

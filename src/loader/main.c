@@ -94,6 +94,7 @@ static struct memleak_bpf *load_bpf(const struct mt_options *o)
 		return NULL;
 	}
 	skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
+	skel->rodata->probe_only = o->probe_only;
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);

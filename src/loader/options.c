@@ -16,6 +16,7 @@
 enum {
 	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
+	OPT_PROBE_ONLY,
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +35,7 @@ static const struct option long_opts[] = {
 	{ "raw", optional_argument, NULL, OPT_RAW },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
+	{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -62,6 +64,8 @@ static void usage(FILE *f)
 "                         SIGTERM or the target exits)\n"
 "      --max-allocs N     outstanding allocations kept (default %u)\n"
 "      --max-stacks N     distinct stacks kept (default %u)\n"
+"      --probe-only       hit the probes but record nothing: measures the\n"
+"                         cost of the traps alone (for benchmarks)\n"
 "Output (several may be given; a format without =FILE goes to -o or stdout;\n"
 "with none, the top report does):\n"
 "      --text[=FILE]      top functions and stacks (pprof -top style)\n"
@@ -226,6 +230,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return 0;
 	case 'v':
 		o->verbose = true;
+		return 0;
+	case OPT_PROBE_ONLY:
+		o->probe_only = true;
 		return 0;
 	default:
 		return -1;
