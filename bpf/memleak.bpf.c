@@ -202,10 +202,14 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 	count(MT_CNT_ALLOC_BYTES, size);
 }
 
-/* True when the current thread is already inside a traced family call. */
+/*
+ * True when the current thread is already inside a traced family call: a
+ * call made from it runs deeper in the stack, or at the same depth when it
+ * is a tail call (libstdc++'s operator delete jumps to free).
+ */
 static __always_inline bool nested(struct mt_inflight *f, __u64 sp)
 {
-	return f && f->depth > 0 && sp < f->sp;
+	return f && f->depth > 0 && sp <= f->sp;
 }
 
 static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
@@ -218,8 +222,6 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
 		.sp = sp, .size = size, .arg = arg, .kind = kind, .depth = 1,
 	};
 
-	if (probe_only)
-		return 0;
 	f = bpf_map_lookup_elem(&inflight, &tid);
 	if (nested(f, sp)) {
 		f->depth++;
@@ -243,84 +245,62 @@ static __always_inline __u64 mul_size(__u64 n, __u64 size)
 	return n && r / n != size ? ~0ULL : r;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(malloc_enter, __u64 size)
-{
-	return enter(ctx, MT_CALL_MALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(calloc_enter, __u64 nmemb, __u64 size)
-{
-	return enter(ctx, MT_CALL_CALLOC, mul_size(nmemb, size), 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(realloc_enter, void *ptr, __u64 size)
-{
-	return enter(ctx, MT_CALL_REALLOC, size, (__u64)ptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(reallocarray_enter, void *ptr, __u64 nmemb, __u64 size)
-{
-	return enter(ctx, MT_CALL_REALLOCARRAY, mul_size(nmemb, size),
-		     (__u64)ptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(posix_memalign_enter, void **memptr, __u64 align, __u64 size)
-{
-	return enter(ctx, MT_CALL_POSIX_MEMALIGN, size, (__u64)memptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
-{
-	return enter(ctx, MT_CALL_ALIGNED_ALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
-{
-	return enter(ctx, MT_CALL_MEMALIGN, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(valloc_enter, __u64 size)
-{
-	return enter(ctx, MT_CALL_VALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(pvalloc_enter, __u64 size)
-{
-	__u64 rounded = (size + page_size - 1) & ~(page_size - 1);
-
-	return enter(ctx, MT_CALL_PVALLOC, rounded, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(free_enter, void *ptr)
+static __always_inline int enter_free(struct pt_regs *ctx, __u64 ptr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct mt_inflight *f;
+	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
 
-	if (probe_only)
-		return 0;
-	f = bpf_map_lookup_elem(&inflight, &tid);
 	if (nested(f, PT_REGS_SP(ctx)))
 		return 0;
 	count(MT_CNT_EVENTS, 1);
 	if (ptr)
-		record_free(pid_tgid >> 32, (__u64)ptr);
+		record_free(pid_tgid >> 32, ptr);
 	return 0;
 }
 
-/* One return program serves every allocating function. */
+/*
+ * One entry program for every probed function: the attach cookie says which
+ * kind of function it is (enum mt_call_kind), hence where its arguments are.
+ */
+SEC("uprobe")
+int BPF_KPROBE(uprobe_entry)
+{
+	__u32 kind = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx);
+	__u64 a2 = PT_REGS_PARM3(ctx);
+
+	if (probe_only)
+		return 0;
+	switch (kind) {
+	case MT_CALL_MALLOC:
+	case MT_CALL_VALLOC:
+		return enter(ctx, kind, a0, 0);
+	case MT_CALL_CALLOC:
+		return enter(ctx, kind, mul_size(a0, a1), 0);
+	case MT_CALL_REALLOC:
+	case MT_CALL_XALLOCX:
+		return enter(ctx, kind, a1, a0);
+	case MT_CALL_REALLOCARRAY:
+		return enter(ctx, kind, mul_size(a1, a2), a0);
+	case MT_CALL_POSIX_MEMALIGN:
+		return enter(ctx, kind, a2, a0);
+	case MT_CALL_ALIGNED_ALLOC:
+		return enter(ctx, kind, a1, 0);
+	case MT_CALL_PVALLOC:
+		return enter(ctx, kind, (a0 + page_size - 1) & ~(page_size - 1), 0);
+	case MT_CALL_FREE:
+		return enter_free(ctx, a0);
+	case MT_CALL_DELETE:
+		return enter(ctx, kind, 0, a0);
+	default:
+		return 0;
+	}
+}
+
+/* One return program serves every function with a return probe. */
 SEC("uretprobe")
-int BPF_KRETPROBE(alloc_return, void *ret)
+int BPF_KRETPROBE(uprobe_return, void *ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
@@ -341,6 +321,18 @@ int BPF_KRETPROBE(alloc_return, void *ret)
 	count(MT_CNT_EVENTS, 1);
 
 	switch (kind) {
+	case MT_CALL_DELETE:
+		/* The free inside operator delete was nested: count it here. */
+		if (arg)
+			record_free(pid, arg);
+		return 0;
+	case MT_CALL_XALLOCX:
+		/* Resized in place when the new real size covers the request. */
+		if (addr < size)
+			return 0;
+		record_free(pid, arg);
+		addr = arg;
+		break;
 	case MT_CALL_POSIX_MEMALIGN:
 		if ((int)PT_REGS_RC(ctx) != 0) {
 			count(MT_CNT_FAILED_ALLOCS, 1);

@@ -18,17 +18,23 @@
 #define MT_DEFAULT_MAX_STACKS (1U << 16)
 #define MT_MAX_THREADS 65536
 
-/* What a thread is in the middle of (struct mt_inflight.kind). */
+/*
+ * Kinds of probed functions, by where their arguments are and what their
+ * result means: the attach cookie of every entry probe, and what a thread
+ * is in the middle of (struct mt_inflight.kind).
+ */
 enum mt_call_kind {
-	MT_CALL_MALLOC = 1,
-	MT_CALL_CALLOC,
-	MT_CALL_REALLOC,
-	MT_CALL_REALLOCARRAY,
-	MT_CALL_POSIX_MEMALIGN,
-	MT_CALL_ALIGNED_ALLOC,
-	MT_CALL_MEMALIGN,
-	MT_CALL_VALLOC,
-	MT_CALL_PVALLOC,
+	MT_CALL_MALLOC = 1,     /* (size): malloc, mallocx, operator new, ... */
+	MT_CALL_CALLOC,         /* (n, size) */
+	MT_CALL_REALLOC,        /* (ptr, size): realloc, rallocx */
+	MT_CALL_REALLOCARRAY,   /* (ptr, n, size) */
+	MT_CALL_POSIX_MEMALIGN, /* (memptr, align, size) -> 0 */
+	MT_CALL_ALIGNED_ALLOC,  /* (align, size): aligned_alloc, memalign */
+	MT_CALL_VALLOC,         /* (size) */
+	MT_CALL_PVALLOC,        /* (size), rounded up to pages */
+	MT_CALL_XALLOCX,        /* (ptr, size, extra, flags) -> real size */
+	MT_CALL_FREE,           /* (ptr), no return probe: free, dallocx, ... */
+	MT_CALL_DELETE,         /* (ptr), with return probe: operator delete */
 };
 
 /* Indices into the per-CPU "counters" array. */

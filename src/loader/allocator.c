@@ -1,82 +1,77 @@
 // SPDX-License-Identifier: MIT
-/* allocator.c: which file's malloc family to probe. */
+/* allocator.c: which object's malloc family to probe. */
 #include "allocator.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "elf_syms.h"
-#include "proc_maps.h"
 
-static int use_static_exe(const char *path, const char *shown,
-			  struct mt_allocator *a)
+static bool defines_malloc(const struct mt_object *o, const char *prefix)
 {
+	char name[64];
 	uint64_t off;
 
-	if (mt_elf_func_offset(path, "malloc", &off) != 0)
-		return -ENOENT;
-	snprintf(a->path, sizeof(a->path), "%s", path);
-	snprintf(a->shown, sizeof(a->shown), "%s", shown);
-	a->kind = "static executable";
+	snprintf(name, sizeof(name), "%smalloc", prefix);
+	return mt_elf_func_offset(o->path, name, &off) == 0;
+}
+
+static bool is_libc(const char *name)
+{
+	size_t len = strlen(name);
+
+	return strcmp(name, "libc.so.6") == 0 ||
+	       (strncmp(name, "libc-", 5) == 0 && len > 8 &&
+		strcmp(name + len - 3, ".so") == 0);
+}
+
+/* The family of a library, from its file name; NULL if not an allocator. */
+static const char *family(const char *name)
+{
+	if (strncmp(name, "libjemalloc", 11) == 0)
+		return "jemalloc";
+	if (strncmp(name, "libtcmalloc", 11) == 0)
+		return "tcmalloc";
+	if (is_libc(name))
+		return "glibc";
+	return NULL;
+}
+
+static int pick(const struct mt_objects *objs, size_t i, const char *kind,
+		struct mt_allocator *a)
+{
+	a->obj = &objs->v[i];
+	a->kind = kind;
 	return 0;
 }
 
-int mt_allocator_for_pid(pid_t pid, struct mt_allocator *a)
+int mt_allocator_choose(const struct mt_objects *objs, const char *want,
+			const char *prefix, struct mt_allocator *a)
 {
-	struct mt_maps maps;
-	const struct mt_mapping *libc;
-	char exe[64], shown[PATH_MAX];
-	ssize_t n;
-	int ret = mt_maps_read(pid, &maps);
+	bool any = !want || strcmp(want, "auto") == 0;
 
-	if (ret)
-		return ret;
-	libc = mt_maps_find_libc(&maps);
-	if (libc) {
-		snprintf(a->path, sizeof(a->path), "/proc/%d/root%s", (int)pid,
-			 libc->path);
-		snprintf(a->shown, sizeof(a->shown), "%s", libc->path);
-		a->kind = "glibc";
-		mt_maps_free(&maps);
-		return 0;
+	if (want && strcmp(want, "libc") == 0)
+		want = "glibc";
+	if (any && objs->has_exe && objs->n && defines_malloc(&objs->v[0], prefix))
+		return pick(objs, 0, "executable", a);
+	/* A jemalloc or tcmalloc in the process takes malloc from libc. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = objs->has_exe ? 1 : 0; i < objs->n; i++) {
+			const char *fam = family(mt_object_name(&objs->v[i]));
+
+			if (want && strchr(want, '/')) {
+				if (strcmp(objs->v[i].shown, want) == 0)
+					return pick(objs, i, "library", a);
+				continue;
+			}
+			if (!fam || (pass == 0 && strcmp(fam, "glibc") == 0))
+				continue;
+			if ((any || strcmp(fam, want) == 0) &&
+			    defines_malloc(&objs->v[i], prefix))
+				return pick(objs, i, fam, a);
+		}
 	}
-	mt_maps_free(&maps);
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	n = readlink(exe, shown, sizeof(shown) - 1);
-	if (n < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	shown[n] = '\0';
-	return use_static_exe(exe, shown, a);
-}
-
-int mt_allocator_for_exe(const char *exe, struct mt_allocator *a)
-{
-	struct mt_maps self;
-	const struct mt_mapping *libc;
-	bool dynamic;
-	int ret = mt_elf_is_dynamic(exe, &dynamic);
-
-	/* Not ELF (a script): its interpreter is a dynamic executable. */
-	if (ret == -ENOEXEC)
-		dynamic = true;
-	else if (ret)
-		return ret;
-	if (!dynamic)
-		return use_static_exe(exe, exe, a);
-	/* A dynamic executable loads the same libc as memtrace itself. */
-	ret = mt_maps_read(getpid(), &self);
-	if (ret)
-		return ret;
-	libc = mt_maps_find_libc(&self);
-	if (libc) {
-		snprintf(a->path, sizeof(a->path), "%s", libc->path);
-		snprintf(a->shown, sizeof(a->shown), "%s", libc->path);
-		a->kind = "glibc";
-	}
-	mt_maps_free(&self);
-	return libc ? 0 : -ENOENT;
+	return -ENOENT;
 }

@@ -1,28 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* allocator.h: finding the file whose malloc family a target really uses. */
+/* allocator.h: choosing the object whose malloc family a target uses. */
 #ifndef MEMTRACE_ALLOCATOR_H
 #define MEMTRACE_ALLOCATOR_H
 
-#include <limits.h>
-#include <sys/types.h>
+#include "objects.h"
 
 struct mt_allocator {
-	char path[PATH_MAX + 64]; /* file to attach uprobes to, as memtrace opens it */
-	char shown[PATH_MAX];     /* the path the target knows it by */
-	const char *kind;         /* "glibc" or "static executable" */
+	const struct mt_object *obj; /* within the objects it was chosen from */
+	const char *kind;            /* "glibc", "jemalloc", "tcmalloc", ... */
 };
 
 /*
- * For a running process: the libc it maps (opened through /proc/PID/root, so
- * a process in a container works), else its executable if that defines
- * malloc.  Returns 0, -ESRCH (no such process) or -ENOENT (nothing to probe).
+ * WANT is NULL or "auto" (the executable if it defines malloc itself, else a
+ * mapped jemalloc or tcmalloc, else libc), "libc", "jemalloc", "tcmalloc",
+ * or the path of a mapped library.  PREFIX ("" or e.g. "je_") is put before
+ * the malloc family's names.  Returns 0, or -ENOENT when nothing matches.
  */
-int mt_allocator_for_pid(pid_t pid, struct mt_allocator *a);
-
-/*
- * For an executable about to be started: the system libc when it is
- * dynamically linked, else the executable if it defines malloc.
- */
-int mt_allocator_for_exe(const char *exe, struct mt_allocator *a);
+int mt_allocator_choose(const struct mt_objects *objs, const char *want,
+			const char *prefix, struct mt_allocator *a);
 
 #endif

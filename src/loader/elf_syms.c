@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,81 +17,108 @@ static Elf *open_elf(int fd)
 	return elf_begin(fd, ELF_C_READ_MMAP, NULL);
 }
 
-/* Search one symbol table; 0 and *offset set when found, -ENOENT if not. */
-static int find_in_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-			 const char *name, uint64_t *offset)
+/* A definition's rank: global beats weak beats local; 0 for no definition. */
+static int def_rank(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+	    sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+		return 0;
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+/* Look every name up in one symbol table, keeping the best definition. */
+static void scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+		       const char *const *names, size_t n, uint64_t *offs,
+		       int *rank)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
-	int best_bind = -1;
+	size_t nsyms = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
 
 	if (!data)
-		return -ENOENT;
-	for (size_t i = 0; i < n; i++) {
+		return;
+	for (size_t i = 0; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Shdr tsh;
 		Elf_Scn *tscn;
 		const char *sname;
-		int bind, type;
+		int r;
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			continue;
-		type = GELF_ST_TYPE(sym.st_info);
-		bind = GELF_ST_BIND(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+		r = def_rank(&sym);
+		if (!r)
 			continue;
 		sname = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!sname || strcmp(sname, name) != 0)
+		if (!sname)
 			continue;
-		/* Prefer a global definition to a weak one to a local one. */
-		if (bind == STB_GLOBAL)
-			bind = 3;
-		else if (bind == STB_WEAK)
-			bind = 2;
-		else
-			bind = 1;
-		if (bind <= best_bind)
-			continue;
-		tscn = elf_getscn(elf, sym.st_shndx);
-		if (!tscn || !gelf_getshdr(tscn, &tsh))
-			continue;
-		*offset = sym.st_value - tsh.sh_addr + tsh.sh_offset;
-		best_bind = bind;
+		for (size_t k = 0; k < n; k++) {
+			if (r <= rank[k] || sname[0] != names[k][0] ||
+			    strcmp(sname, names[k]) != 0)
+				continue;
+			tscn = elf_getscn(elf, sym.st_shndx);
+			if (!tscn || !gelf_getshdr(tscn, &tsh))
+				continue;
+			/* uprobes take file offsets, not virtual addresses */
+			offs[k] = sym.st_value - tsh.sh_addr + tsh.sh_offset;
+			rank[k] = r;
+		}
 	}
-	return best_bind < 0 ? -ENOENT : 0;
 }
 
-int mt_elf_func_offset(const char *path, const char *name, uint64_t *offset)
+int mt_elf_func_offsets(const char *path, const char *const *names, size_t n,
+			uint64_t *offs, bool *found)
 {
 	static const GElf_Word kinds[] = { SHT_SYMTAB, SHT_DYNSYM };
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int ret = -ENOENT;
+	int *rank;
 	Elf *elf;
 
 	if (fd < 0)
 		return -errno;
 	elf = open_elf(fd);
-	if (!elf) {
+	rank = calloc(n ? n : 1, sizeof(*rank));
+	if (!elf || !rank) {
+		if (elf)
+			elf_end(elf);
+		free(rank);
 		close(fd);
-		return -ENOEXEC;
+		return elf ? -ENOMEM : -ENOEXEC;
 	}
-	for (size_t k = 0; k < 2 && ret == -ENOENT; k++) {
+	for (size_t k = 0; k < 2; k++) {
 		Elf_Scn *scn = NULL;
 
 		while ((scn = elf_nextscn(elf, scn)) != NULL) {
 			GElf_Shdr sh;
 
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != kinds[k])
-				continue;
-			ret = find_in_table(elf, scn, &sh, name, offset);
-			if (ret == 0)
-				break;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == kinds[k])
+				scan_table(elf, scn, &sh, names, n, offs, rank);
 		}
 	}
+	for (size_t k = 0; k < n; k++)
+		found[k] = rank[k] > 0;
+	free(rank);
 	elf_end(elf);
 	close(fd);
-	return ret;
+	return 0;
+}
+
+int mt_elf_func_offset(const char *path, const char *name, uint64_t *offset)
+{
+	bool found = false;
+	int ret = mt_elf_func_offsets(path, &name, 1, offset, &found);
+
+	if (ret)
+		return ret;
+	return found ? 0 : -ENOENT;
 }
 
 int mt_elf_is_dynamic(const char *path, bool *dynamic)

@@ -4,6 +4,7 @@
 #define MEMTRACE_ELF_SYMS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -12,6 +13,13 @@
  * Returns 0, -ENOENT when the file has no such function, or -errno.
  */
 int mt_elf_func_offset(const char *path, const char *name, uint64_t *offset);
+
+/*
+ * The same for N names at once, reading the symbol tables once: OFFS[k]
+ * and FOUND[k] for NAMES[k].  Returns 0 (whatever was found) or -errno.
+ */
+int mt_elf_func_offsets(const char *path, const char *const *names, size_t n,
+			uint64_t *offs, bool *found);
 
 /* True when the ELF file at PATH has a PT_INTERP (is dynamically linked). */
 int mt_elf_is_dynamic(const char *path, bool *dynamic);

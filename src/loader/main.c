@@ -83,41 +83,101 @@ static pid_t tgid_of(pid_t pid)
 	return tgid;
 }
 
-static struct memleak_bpf *load_bpf(const struct mt_options *o)
+struct target {
+	pid_t pid;
+	struct mt_child child;
+	bool is_child;
+	struct mt_objects objs;   /* executable and libraries */
+	struct mt_allocator alloc;
+	char comm[64];
+};
+
+/* Open and load the BPF object; for MULTI, for uprobe_multi links.  -errno. */
+static int load_bpf(const struct mt_options *o, bool multi,
+		    struct memleak_bpf **out)
 {
 	struct memleak_bpf *skel = memleak_bpf__open();
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	if (!skel) {
-		fail("cannot open the BPF program: %s", strerror(errno));
-		return NULL;
-	}
+	*out = NULL;
+	if (!skel)
+		return -errno;
 	skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
 	skel->rodata->probe_only = o->probe_only;
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
+	if (multi) {
+		bpf_program__set_expected_attach_type(skel->progs.uprobe_entry,
+						      MT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.uprobe_return,
+						      MT_BPF_TRACE_UPROBE_MULTI);
+	}
 	err = memleak_bpf__load(skel);
 	if (err) {
-		if (err == -EPERM || err == -EACCES)
-			fail("not allowed to load BPF programs: need %s", MT_CAPS_NEEDED);
-		else
-			fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
-			     strerror(-err));
 		memleak_bpf__destroy(skel);
-		return NULL;
+		return err;
 	}
-	return skel;
+	*out = skel;
+	return 0;
 }
 
-struct target {
-	pid_t pid;
-	struct mt_child child;
-	bool is_child;
-	struct mt_allocator alloc;
-	char comm[64];
-};
+/*
+ * Load and attach: with uprobe_multi links where the kernel has them (one
+ * link per object and program: quick to attach and to remove), else with
+ * one perf-event uprobe per function.
+ */
+static int load_and_attach(const struct mt_options *o, const struct target *t,
+			   struct memleak_bpf **skel, struct mt_probes *probes)
+{
+	int ret = -EOPNOTSUPP;
+
+	for (int multi = 1; multi >= 0 && ret == -EOPNOTSUPP; multi--) {
+		ret = load_bpf(o, multi, skel);
+		if (ret && multi) {
+			ret = -EOPNOTSUPP;
+			continue;
+		}
+		if (ret) {
+			if (ret == -EPERM || ret == -EACCES)
+				return fail("not allowed to load BPF programs: need %s",
+					    MT_CAPS_NEEDED);
+			return fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
+				    strerror(-ret));
+		}
+		ret = mt_probes_attach(probes, *skel, t->pid, &t->alloc,
+				       o->symbol_prefix, &t->objs, multi);
+		if (ret) {
+			mt_probes_detach(probes);
+			memleak_bpf__destroy(*skel);
+			*skel = NULL;
+		}
+	}
+	if (ret == -EPERM || ret == -EACCES)
+		return fail("not allowed to attach uprobes: need %s", MT_CAPS_NEEDED);
+	if (ret == -ENOENT)
+		return fail("%s defines no %smalloc: nothing to probe",
+			    t->alloc.obj->shown, o->symbol_prefix);
+	if (ret)
+		return fail("cannot attach uprobes to %s: %s", t->alloc.obj->shown,
+			    strerror(-ret));
+	return 0;
+}
+
+/* Choose the allocator among the target's objects; a message if none. */
+static int choose_allocator(const struct mt_options *o, struct target *t)
+{
+	if (mt_allocator_choose(&t->objs, o->allocator, o->symbol_prefix,
+				&t->alloc) == 0)
+		return 0;
+	if (o->allocator)
+		return fail("no allocator '%s' with %smalloc in %s", o->allocator,
+			    o->symbol_prefix, t->comm);
+	return fail("%s links no libc and defines no malloc: nothing to probe",
+		    t->comm);
+}
+
 
 static int find_pid_target(const struct mt_options *o, struct target *t)
 {
@@ -129,16 +189,13 @@ static int find_pid_target(const struct mt_options *o, struct target *t)
 	if (t->pid == getpid())
 		return fail("memtrace cannot trace itself");
 	read_comm(t->pid, t->comm, sizeof(t->comm));
-	ret = mt_allocator_for_pid(t->pid, &t->alloc);
+	ret = mt_objects_of_pid(t->pid, &t->objs);
 	if (ret == -ESRCH)
 		return fail("no such process: %d", (int)o->pid);
-	if (ret == -ENOENT)
-		return fail("process %d (%s) maps no libc and its executable defines no malloc: nothing to probe",
-			    (int)t->pid, t->comm);
 	if (ret)
 		return fail("cannot read the mappings of process %d: %s",
 			    (int)t->pid, strerror(-ret));
-	return 0;
+	return choose_allocator(o, t);
 }
 
 static int start_cmd_target(const struct mt_options *o, struct target *t)
@@ -149,20 +206,20 @@ static int start_cmd_target(const struct mt_options *o, struct target *t)
 
 	if (ret)
 		return fail("cannot run '%s': %s", o->cmd[0], strerror(-ret));
-	ret = mt_allocator_for_exe(exe, &t->alloc);
-	if (ret == -ENOENT)
-		return fail("'%s' links no libc and defines no malloc: nothing to probe", exe);
+	/* The name the kernel will give it: the basename, cut to 15 bytes. */
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	memcpy(t->comm, base, strnlen(base, 15));
+	t->comm[strnlen(base, 15)] = '\0';
+	ret = mt_objects_of_exe(exe, &t->objs);
 	if (ret)
 		return fail("cannot read '%s': %s", exe, strerror(-ret));
+	if (choose_allocator(o, t))
+		return 1;
 	ret = mt_child_spawn(exe, o->cmd, &t->child);
 	if (ret)
 		return fail("cannot start '%s': %s", exe, strerror(-ret));
 	t->is_child = true;
 	t->pid = t->child.pid;
-	/* The name the kernel will give it: the basename, cut to 15 bytes. */
-	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-	memcpy(t->comm, base, strnlen(base, 15));
-	t->comm[strnlen(base, 15)] = '\0';
 	return 0;
 }
 
@@ -184,7 +241,7 @@ static struct mt_render_opts render_opts(const struct mt_options *o,
 
 static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		  struct mt_process *proc, const struct target *t,
-		  const struct mt_session *s)
+		  const char *cxx, const struct mt_session *s)
 {
 	struct mt_raw_profile raw = { 0 };
 	struct mt_profile prof = { 0 };
@@ -199,8 +256,9 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 	}
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
 		 (int)t->pid, t->comm);
-	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s",
-		 t->alloc.kind, t->alloc.shown);
+	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
+		 t->alloc.kind, t->alloc.obj->shown,
+		 cxx[0] ? "; C++ new/delete in " : "", cxx);
 	raw.sum.duration_s = s->elapsed;
 	raw.sum.stop_ns = s->stop_ns;
 	ret = mt_symbolize(&raw, &prof);
@@ -257,20 +315,12 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 		.sigfd = sigfd,
 	};
 	struct mt_probes probes = { 0 };
-	struct memleak_bpf *skel = load_bpf(o);
+	struct memleak_bpf *skel = NULL;
+	char cxx[sizeof(probes.cxx)];
 	int ret;
 
-	if (!skel)
+	if (load_and_attach(o, t, &skel, &probes))
 		return 1;
-	ret = mt_probes_attach(&probes, skel, t->pid, t->alloc.path);
-	if (ret) {
-		mt_probes_detach(&probes);
-		memleak_bpf__destroy(skel);
-		if (ret == -EPERM || ret == -EACCES)
-			return fail("not allowed to attach uprobes: need %s", MT_CAPS_NEEDED);
-		return fail("cannot attach uprobes to %s: %s", t->alloc.shown,
-			    strerror(-ret));
-	}
 	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
 	if (t->is_child) {
 		ret = mt_child_release(&t->child);
@@ -285,13 +335,15 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 		mt_modules_refresh(&proc);
 	}
 	fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s; %s\n",
-		(int)t->pid, t->comm, probes.nfuncs, t->alloc.shown,
+		(int)t->pid, t->comm, probes.nfuncs, t->alloc.obj->shown,
 		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 	mt_session_run(&s);
+	/* Detach first, so the maps hold one consistent snapshot. */
+	snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
 	mt_probes_detach(&probes);
 	if (s.stop == MT_STOP_EXIT && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
-	ret = report(o, skel, &proc, t, &s);
+	ret = report(o, skel, &proc, t, cxx, &s);
 	memleak_bpf__destroy(skel);
 	free_process(&proc);
 	if (ret)
@@ -343,6 +395,7 @@ int main(int argc, char **argv)
 	ret = o.pid ? find_pid_target(&o, &t) : start_cmd_target(&o, &t);
 	if (!ret)
 		ret = trace(&o, &t, sigfd);
+	mt_objects_free(&t.objs);
 	if (ret && t.is_child && t.child.gate_fd >= 0)
 		mt_child_abort(&t.child);
 	close(sigfd);

@@ -16,7 +16,7 @@
 enum {
 	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
-	OPT_PROBE_ONLY,
+	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +36,8 @@ static const struct option long_opts[] = {
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
+	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
+	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -60,6 +62,13 @@ static void usage(FILE *f)
 "  report FILE            render a saved pprof profile (memtrace's or Go's);\n"
 "                         needs no privileges\n"
 "Tracing:\n"
+"      --allocator A      what to probe for the malloc family: auto (default:\n"
+"                         the executable if it defines malloc, else a loaded\n"
+"                         jemalloc or tcmalloc, else libc), libc, jemalloc,\n"
+"                         tcmalloc or the path of a loaded library; C++\n"
+"                         operator new/delete are probed wherever defined\n"
+"      --symbol-prefix P  the allocator's functions are named P+malloc, ...\n"
+"                         (e.g. je_ for a jemalloc built with a prefix)\n"
 "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C,\n"
 "                         SIGTERM or the target exits)\n"
 "      --max-allocs N     outstanding allocations kept (default %u)\n"
@@ -234,6 +243,20 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_PROBE_ONLY:
 		o->probe_only = true;
 		return 0;
+	case OPT_ALLOCATOR:
+		if (strcmp(arg, "auto") && strcmp(arg, "libc") &&
+		    strcmp(arg, "jemalloc") && strcmp(arg, "tcmalloc") &&
+		    arg[0] != '/')
+			return bad("--allocator", arg,
+				   "expected auto, libc, jemalloc, tcmalloc or an absolute path");
+		o->allocator = arg;
+		return 0;
+	case OPT_SYMBOL_PREFIX:
+		if (strlen(arg) > 32 || strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(arg))
+			return bad("--symbol-prefix", arg,
+				   "expected up to 32 letters, digits or '_'");
+		o->symbol_prefix = arg;
+		return 0;
 	default:
 		return -1;
 	}
@@ -286,6 +309,7 @@ static void defaults(struct mt_options *o)
 	o->max_allocs = MT_DEFAULT_MAX_ALLOCS;
 	o->max_stacks = MT_DEFAULT_MAX_STACKS;
 	o->min_age_ns = DEFAULT_MIN_AGE_NS;
+	o->symbol_prefix = "";
 }
 
 static int check_target(struct mt_options *o, int argc, char **argv)

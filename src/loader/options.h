@@ -27,6 +27,8 @@ struct mt_options {
 	uint32_t max_allocs;   /* --max-allocs */
 	uint32_t max_stacks;   /* --max-stacks */
 	bool verbose;          /* -v: libbpf's messages too */
+	const char *allocator;     /* --allocator: NULL (auto), libc, jemalloc, tcmalloc, PATH */
+	const char *symbol_prefix; /* --symbol-prefix, e.g. "je_"; "" by default */
 	bool probe_only;       /* --probe-only: traps with empty programs (bench floor) */
 	uint64_t min_age_ns;   /* --min-age for the leak report */
 	bool min_age_given;

@@ -1,116 +1,283 @@
 // SPDX-License-Identifier: MIT
-/* probes.c: the table of probed functions and their attachment. */
+/* probes.c: which functions are probed, and attaching to them. */
 #include "probes.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "elf_syms.h"
+#include "memleak.h"
 #include "memleak.skel.h"
 
 struct probe_def {
 	const char *func;
-	bool required;
-	bool has_return; /* needs alloc_return */
-	struct bpf_program *(*entry)(struct memleak_bpf *skel);
+	enum mt_call_kind kind;
 };
 
-#define ENTRY(name)                                                        \
-	static struct bpf_program *entry_##name(struct memleak_bpf *skel)  \
-	{                                                                  \
-		return skel->progs.name##_enter;                           \
-	}
-ENTRY(malloc)
-ENTRY(calloc)
-ENTRY(realloc)
-ENTRY(reallocarray)
-ENTRY(posix_memalign)
-ENTRY(aligned_alloc)
-ENTRY(memalign)
-ENTRY(valloc)
-ENTRY(pvalloc)
-ENTRY(free)
-#undef ENTRY
-
-static const struct probe_def probe_defs[] = {
-	{ "malloc", true, true, entry_malloc },
-	{ "free", true, false, entry_free },
-	{ "calloc", false, true, entry_calloc },
-	{ "realloc", false, true, entry_realloc },
-	{ "reallocarray", false, true, entry_reallocarray },
-	{ "posix_memalign", false, true, entry_posix_memalign },
-	{ "aligned_alloc", false, true, entry_aligned_alloc },
-	{ "memalign", false, true, entry_memalign },
-	{ "valloc", false, true, entry_valloc },
-	{ "pvalloc", false, true, entry_pvalloc },
+/* The malloc family, probed in the chosen allocator (names get --symbol-prefix). */
+static const struct probe_def alloc_defs[] = {
+	{ "malloc", MT_CALL_MALLOC },
+	{ "free", MT_CALL_FREE },
+	{ "calloc", MT_CALL_CALLOC },
+	{ "realloc", MT_CALL_REALLOC },
+	{ "reallocarray", MT_CALL_REALLOCARRAY },
+	{ "posix_memalign", MT_CALL_POSIX_MEMALIGN },
+	{ "aligned_alloc", MT_CALL_ALIGNED_ALLOC },
+	{ "memalign", MT_CALL_ALIGNED_ALLOC },
+	{ "valloc", MT_CALL_VALLOC },
+	{ "pvalloc", MT_CALL_PVALLOC },
+	/* jemalloc's own API */
+	{ "mallocx", MT_CALL_MALLOC },
+	{ "rallocx", MT_CALL_REALLOC },
+	{ "xallocx", MT_CALL_XALLOCX },
+	{ "dallocx", MT_CALL_FREE },
+	{ "sdallocx", MT_CALL_FREE },
+	/* tcmalloc's entry points (most are aliases of the above) */
+	{ "tc_malloc", MT_CALL_MALLOC },
+	{ "tc_malloc_skip_new_handler", MT_CALL_MALLOC },
+	{ "tc_free", MT_CALL_FREE },
+	{ "tc_free_sized", MT_CALL_FREE },
+	{ "tc_cfree", MT_CALL_FREE },
+	{ "tc_calloc", MT_CALL_CALLOC },
+	{ "tc_realloc", MT_CALL_REALLOC },
+	{ "tc_memalign", MT_CALL_ALIGNED_ALLOC },
+	{ "tc_posix_memalign", MT_CALL_POSIX_MEMALIGN },
+	{ "tc_valloc", MT_CALL_VALLOC },
+	{ "tc_pvalloc", MT_CALL_PVALLOC },
 };
-#define NDEFS (sizeof(probe_defs) / sizeof(probe_defs[0]))
 
-static int attach_one(struct mt_probes *p, struct bpf_program *prog, pid_t pid,
-		      const char *path, uint64_t off, bool retprobe)
+/* C++ operator new and delete, probed in every object defining them. */
+static const struct probe_def cxx_defs[] = {
+	{ "_Znwm", MT_CALL_MALLOC },
+	{ "_Znam", MT_CALL_MALLOC },
+	{ "_ZnwmRKSt9nothrow_t", MT_CALL_MALLOC },
+	{ "_ZnamRKSt9nothrow_t", MT_CALL_MALLOC },
+	{ "_ZnwmSt11align_val_t", MT_CALL_MALLOC },
+	{ "_ZnamSt11align_val_t", MT_CALL_MALLOC },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", MT_CALL_MALLOC },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", MT_CALL_MALLOC },
+	{ "_ZdlPv", MT_CALL_DELETE },
+	{ "_ZdaPv", MT_CALL_DELETE },
+	{ "_ZdlPvm", MT_CALL_DELETE },
+	{ "_ZdaPvm", MT_CALL_DELETE },
+	{ "_ZdlPvRKSt9nothrow_t", MT_CALL_DELETE },
+	{ "_ZdaPvRKSt9nothrow_t", MT_CALL_DELETE },
+	{ "_ZdlPvSt11align_val_t", MT_CALL_DELETE },
+	{ "_ZdaPvSt11align_val_t", MT_CALL_DELETE },
+	{ "_ZdlPvmSt11align_val_t", MT_CALL_DELETE },
+	{ "_ZdaPvmSt11align_val_t", MT_CALL_DELETE },
+	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", MT_CALL_DELETE },
+	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", MT_CALL_DELETE },
+};
+
+#define NALLOC (sizeof(alloc_defs) / sizeof(alloc_defs[0]))
+#define NCXX (sizeof(cxx_defs) / sizeof(cxx_defs[0]))
+#define MAXP (NALLOC + NCXX)
+
+/* What to attach in one object: offsets with their kinds, duplicates removed. */
+struct plan {
+	const char *path;
+	size_t n, nret;
+	uint64_t offs[MAXP], cookies[MAXP];
+	uint64_t ret_offs[MAXP];
+};
+
+static bool has_return(enum mt_call_kind kind)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
-	struct bpf_link *link;
+	return kind != MT_CALL_FREE;
+}
 
-	link = bpf_program__attach_uprobe_opts(prog, pid, path, (size_t)off,
-					       &opts);
-	if (!link)
-		return -errno;
-	p->links[p->nlinks++] = link;
+static void plan_add(struct plan *pl, uint64_t off, enum mt_call_kind kind)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		if (pl->offs[i] == off)
+			return; /* an alias of a function already planned */
+	pl->offs[pl->n] = off;
+	pl->cookies[pl->n++] = kind;
+	if (has_return(kind))
+		pl->ret_offs[pl->nret++] = off;
+}
+
+static int plan_defs(struct plan *pl, const struct probe_def *defs, size_t n,
+		     const char *prefix)
+{
+	char names[MAXP][64];
+	const char *ptrs[MAXP];
+	uint64_t offs[MAXP];
+	bool found[MAXP];
+	int ret;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s%s", prefix, defs[i].func);
+		ptrs[i] = names[i];
+	}
+	ret = mt_elf_func_offsets(pl->path, ptrs, n, offs, found);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++)
+		if (found[i])
+			plan_add(pl, offs[i], defs[i].kind);
 	return 0;
 }
 
-int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
-		     const char *path)
+static int keep(struct mt_probes *p, struct bpf_link *link, int fd)
 {
-	uint64_t offs[NDEFS];
-	bool use[NDEFS];
-	int ret;
+	if (p->nlinks == p->cap) {
+		size_t ncap = p->cap ? 2 * p->cap : 64;
+		struct mt_probe_link *nv = realloc(p->links, ncap * sizeof(*nv));
 
-	p->nlinks = 0;
-	p->nfuncs = 0;
-	p->links = calloc(2 * NDEFS, sizeof(*p->links));
-	if (!p->links)
-		return -ENOMEM;
-	for (size_t i = 0; i < NDEFS; i++) {
-		ret = mt_elf_func_offset(path, probe_defs[i].func, &offs[i]);
-		if (ret && (probe_defs[i].required || ret != -ENOENT))
-			return ret;
-		use[i] = ret == 0;
-		/* An alias of a function already probed (aligned_alloc and
-		 * memalign in some glibc versions) must not be probed twice. */
-		for (size_t j = 0; j < i && use[i]; j++)
-			if (use[j] && offs[j] == offs[i])
-				use[i] = false;
+		if (!nv) {
+			if (link)
+				bpf_link__destroy(link);
+			if (fd >= 0)
+				close(fd);
+			return -ENOMEM;
+		}
+		p->links = nv;
+		p->cap = ncap;
 	}
-	for (size_t i = 0; i < NDEFS; i++) {
-		if (!use[i] || !probe_defs[i].has_return)
-			continue;
-		ret = attach_one(p, skel->progs.alloc_return, pid, path, offs[i],
-				 true);
+	p->links[p->nlinks++] = (struct mt_probe_link){ link, fd };
+	return 0;
+}
+
+/* bpf(BPF_LINK_CREATE) for uprobe_multi: libbpf 1.1 has no API for it. */
+struct link_create_uprobe_multi {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+};
+
+#define UPROBE_MULTI_RETURN 1U
+
+static int attach_multi(struct mt_probes *p, struct bpf_program *prog,
+			pid_t pid, const char *path, const uint64_t *offs,
+			const uint64_t *cookies, size_t n, bool retprobe)
+{
+	struct link_create_uprobe_multi attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (__u32)bpf_program__fd(prog);
+	attr.attach_type = MT_BPF_TRACE_UPROBE_MULTI;
+	attr.path = (__u64)(uintptr_t)path;
+	attr.offsets = (__u64)(uintptr_t)offs;
+	attr.cookies = (__u64)(uintptr_t)cookies;
+	attr.cnt = (__u32)n;
+	attr.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	attr.pid = pid > 0 ? (__u32)pid : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	if (fd < 0)
+		return errno == EINVAL || errno == EOPNOTSUPP || errno == E2BIG ||
+		       errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	return keep(p, NULL, (int)fd);
+}
+
+static int attach_perf(struct mt_probes *p, struct bpf_program *prog,
+		       pid_t pid, const char *path, const uint64_t *offs,
+		       const uint64_t *cookies, size_t n, bool retprobe)
+{
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe,
+			    .bpf_cookie = cookies ? cookies[i] : 0);
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(
+			prog, pid > 0 ? pid : -1, path, (size_t)offs[i], &opts);
+		int ret;
+
+		if (!link)
+			return -errno;
+		ret = keep(p, link, -1);
 		if (ret)
 			return ret;
-	}
-	for (size_t i = 0; i < NDEFS; i++) {
-		if (!use[i])
-			continue;
-		ret = attach_one(p, probe_defs[i].entry(skel), pid, path,
-				 offs[i], false);
-		if (ret)
-			return ret;
-		p->nfuncs++;
 	}
 	return 0;
+}
+
+static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
+			pid_t pid, struct plan *plans, size_t n, bool multi)
+{
+	int (*attach)(struct mt_probes *, struct bpf_program *, pid_t,
+		      const char *, const uint64_t *, const uint64_t *, size_t,
+		      bool) = multi ? attach_multi : attach_perf;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && ret == 0; i++)
+		if (plans[i].nret)
+			ret = attach(p, skel->progs.uprobe_return, pid, plans[i].path,
+				     plans[i].ret_offs, NULL, plans[i].nret, true);
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		if (!plans[i].n)
+			continue;
+		ret = attach(p, skel->progs.uprobe_entry, pid, plans[i].path,
+			     plans[i].offs, plans[i].cookies, plans[i].n, false);
+		p->nfuncs += plans[i].n;
+	}
+	return ret;
+}
+
+static void note_cxx(struct mt_probes *p, const struct mt_object *o)
+{
+	size_t len = strlen(p->cxx);
+
+	snprintf(p->cxx + len, sizeof(p->cxx) - len, "%s%s", len ? ", " : "",
+		 o->shown);
+}
+
+int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
+		     const struct mt_allocator *alloc, const char *prefix,
+		     const struct mt_objects *objs, bool multi)
+{
+	struct plan *plans = calloc(objs->n + 1, sizeof(*plans));
+	size_t n = 0;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	if (!plans)
+		return -ENOMEM;
+	plans[0].path = alloc->obj->path;
+	ret = plan_defs(&plans[0], alloc_defs, NALLOC, prefix);
+	if (ret == 0 && (!plans[0].n || plans[0].cookies[0] != MT_CALL_MALLOC))
+		ret = -ENOENT; /* no malloc: not an allocator */
+	for (size_t i = 0; i < objs->n && ret == 0; i++) {
+		struct plan *pl = &objs->v[i] == alloc->obj ? &plans[0]
+							     : &plans[++n];
+		size_t before = pl->n;
+
+		pl->path = objs->v[i].path;
+		/* A library that cannot be read has no new/delete for us. */
+		if (plan_defs(pl, cxx_defs, NCXX, "") == 0 && pl->n > before)
+			note_cxx(p, &objs->v[i]);
+		if (pl != &plans[0] && pl->n == 0)
+			n--;
+	}
+	if (ret == 0)
+		ret = attach_plans(p, skel, pid, plans, n + 1, multi);
+	free(plans);
+	return ret;
 }
 
 void mt_probes_detach(struct mt_probes *p)
 {
-	/* Entry probes (attached last) go first, then the return probes. */
-	while (p->nlinks > 0)
-		bpf_link__destroy(p->links[--p->nlinks]);
+	for (size_t i = p->nlinks; i-- > 0;) {
+		if (p->links[i].link)
+			bpf_link__destroy(p->links[i].link);
+		if (p->links[i].fd >= 0)
+			close(p->links[i].fd);
+	}
 	free(p->links);
-	p->links = NULL;
+	memset(p, 0, sizeof(*p));
 }

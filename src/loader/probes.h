@@ -1,29 +1,48 @@
 /* SPDX-License-Identifier: MIT */
-/* probes.h: attaching memtrace's BPF programs to an allocator's functions. */
+/*
+ * probes.h: attaching memtrace's two BPF programs (one entry, one return)
+ * to the allocator's functions and to C++ operator new/delete.
+ */
 #ifndef MEMTRACE_PROBES_H
 #define MEMTRACE_PROBES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "allocator.h"
+#include "objects.h"
 
 struct memleak_bpf;
 struct bpf_link;
 
+/* One attachment: a libbpf link (perf-event uprobe) or a raw link fd. */
+struct mt_probe_link {
+	struct bpf_link *link;
+	int fd;
+};
+
 struct mt_probes {
-	struct bpf_link **links;
-	size_t nlinks;
-	size_t nfuncs;   /* allocator functions probed */
+	struct mt_probe_link *links;
+	size_t nlinks, cap;
+	size_t nfuncs;          /* functions probed */
+	char cxx[1024];         /* objects whose new/delete are probed */
 };
 
 /*
- * Attach to the malloc family in the ELF file PATH for process PID (-1: every
- * process).  Return probes go in before entry probes, so that every entry
- * recorded has its return.  malloc and free are required; the other
- * functions are probed where the file defines them.  Returns 0 or -errno
- * (-ENOENT when PATH has no malloc or free).
+ * Attach, for process PID, to the malloc family in ALLOC (names prefixed
+ * with PREFIX) and to operator new/delete in every object of OBJS that
+ * defines them.  Return probes go in before entry probes, so that every
+ * entry recorded has its return.  With MULTI, one uprobe_multi link per
+ * object and program (kernels from 6.6); -EOPNOTSUPP then means: load the
+ * programs again without MULTI and retry.  Returns 0 or -errno.
  */
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
-		     const char *path);
+		     const struct mt_allocator *alloc, const char *prefix,
+		     const struct mt_objects *objs, bool multi);
 void mt_probes_detach(struct mt_probes *p);
+
+/* The attach type BPF programs must be loaded with for MULTI. */
+#define MT_BPF_TRACE_UPROBE_MULTI 48
 
 #endif
