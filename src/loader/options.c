@@ -244,8 +244,8 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		o->probe_only = true;
 		return 0;
 	case OPT_ALLOCATOR:
-		if (strcmp(arg, "auto") && strcmp(arg, "libc") &&
-		    strcmp(arg, "jemalloc") && strcmp(arg, "tcmalloc") &&
+		if (strcmp(arg, "auto") != 0 && strcmp(arg, "libc") != 0 &&
+		    strcmp(arg, "jemalloc") != 0 && strcmp(arg, "tcmalloc") != 0 &&
 		    arg[0] != '/')
 			return bad("--allocator", arg,
 				   "expected auto, libc, jemalloc, tcmalloc or an absolute path");
