@@ -123,6 +123,11 @@ static int load_bpf(const struct mt_options *o, bool multi,
 	return 0;
 }
 
+static const char *alloc_name(const struct target *t)
+{
+	return t->alloc.obj ? t->alloc.obj->shown : "the allocator";
+}
+
 /*
  * Load and attach: with uprobe_multi links where the kernel has them (one
  * link per object and program: quick to attach and to remove), else with
@@ -158,9 +163,9 @@ static int load_and_attach(const struct mt_options *o, const struct target *t,
 		return fail("not allowed to attach uprobes: need %s", MT_CAPS_NEEDED);
 	if (ret == -ENOENT)
 		return fail("%s defines no %smalloc: nothing to probe",
-			    t->alloc.obj->shown, o->symbol_prefix);
+			    alloc_name(t), o->symbol_prefix);
 	if (ret)
-		return fail("cannot attach uprobes to %s: %s", t->alloc.obj->shown,
+		return fail("cannot attach uprobes to %s: %s", alloc_name(t),
 			    strerror(-ret));
 	return 0;
 }
@@ -257,7 +262,7 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
 		 (int)t->pid, t->comm);
 	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
-		 t->alloc.kind, t->alloc.obj->shown,
+		 t->alloc.kind, alloc_name(t),
 		 cxx[0] ? "; C++ new/delete in " : "", cxx);
 	raw.sum.duration_s = s->elapsed;
 	raw.sum.stop_ns = s->stop_ns;
@@ -335,7 +340,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 		mt_modules_refresh(&proc);
 	}
 	fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s; %s\n",
-		(int)t->pid, t->comm, probes.nfuncs, t->alloc.obj->shown,
+		(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
 		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 	mt_session_run(&s);
 	/* Detach first, so the maps hold one consistent snapshot. */
