@@ -239,7 +239,7 @@ static struct mt_render_opts render_opts(const struct mt_options *o,
 	};
 
 	/* A command that has exited leaked whatever it did not free. */
-	if (exited_child && !o->min_age_given)
+	if (exited_child)
 		r.leaks.min_age_ns = 0;
 	return r;
 }
@@ -311,6 +311,31 @@ static void free_process(struct mt_process *proc)
 	proc->nmods = 0;
 }
 
+struct dlopen_ctx {
+	struct target *t;
+	struct mt_probes *probes;
+	struct memleak_bpf *skel;
+};
+
+/* The target mapped new files: probe new/delete in libraries it loaded. */
+static void on_new_files(void *arg)
+{
+	struct dlopen_ctx *c = arg;
+	struct mt_objects now;
+
+	if (mt_objects_of_pid(c->t->pid, &now))
+		return;
+	for (size_t i = 0; i < now.n; i++) {
+		if (mt_objects_has(&c->t->objs, &now.v[i]) ||
+		    mt_objects_add(&c->t->objs, &now.v[i]))
+			continue;
+		if (mt_probes_attach_object(c->probes, c->skel, &now.v[i]))
+			fprintf(stderr, "memtrace: cannot probe %s: new/delete there are not traced\n",
+				now.v[i].shown);
+	}
+	mt_objects_free(&now);
+}
+
 static int trace(const struct mt_options *o, struct target *t, int sigfd)
 {
 	struct mt_process proc = { .pid = (uint32_t)t->pid };
@@ -322,10 +347,14 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
 	char cxx[sizeof(probes.cxx)];
+	struct dlopen_ctx dl = { t, &probes, NULL };
 	int ret;
 
 	if (load_and_attach(o, t, &skel, &probes))
 		return 1;
+	dl.skel = skel;
+	s.on_new_files = on_new_files;
+	s.ctx = &dl;
 	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
 	if (t->is_child) {
 		ret = mt_child_release(&t->child);

@@ -74,17 +74,17 @@ static int add_module(struct mt_process *proc, const struct mt_maps *maps,
 	}
 	proc->mods = nv;
 	proc->mods[proc->nmods++] = mod;
-	return 0;
+	return 1;
 }
 
 int mt_modules_refresh(struct mt_process *proc)
 {
 	struct mt_maps maps;
-	int ret = mt_maps_read((pid_t)proc->pid, &maps);
+	int added = 0, ret = mt_maps_read((pid_t)proc->pid, &maps);
 
 	if (ret)
 		return ret;
-	for (size_t i = 0; i < maps.n && ret == 0; i++) {
+	for (size_t i = 0; i < maps.n && ret >= 0; i++) {
 		const struct mt_mapping *m = &maps.v[i];
 		bool first = true;
 
@@ -94,9 +94,11 @@ int mt_modules_refresh(struct mt_process *proc)
 		for (size_t j = 0; j < i && first; j++)
 			if (maps.v[j].path && strcmp(maps.v[j].path, m->path) == 0)
 				first = false;
-		if (first && !known(proc, m->path, m->start))
+		if (first && !known(proc, m->path, m->start)) {
 			ret = add_module(proc, &maps, i);
+			added += ret > 0;
+		}
 	}
 	mt_maps_free(&maps);
-	return ret;
+	return ret < 0 ? ret : added;
 }

@@ -11,7 +11,7 @@
 /*
  * Add to PROC (whose pid is set) every executable file mapping not yet
  * captured, with an open descriptor and its load bias.
- * Returns 0, -ESRCH when the process is gone, or -errno.
+ * Returns how many were added, -ESRCH when the process is gone, or -errno.
  */
 int mt_modules_refresh(struct mt_process *proc);
 

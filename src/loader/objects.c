@@ -12,24 +12,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc_maps.h"
 
-static int add(struct mt_objects *objs, const char *path, const char *shown)
+bool mt_objects_has(const struct mt_objects *objs, const struct mt_object *o)
 {
-	struct mt_object *nv;
-
 	for (size_t i = 0; i < objs->n; i++)
-		if (strcmp(objs->v[i].shown, shown) == 0)
-			return 0;
-	nv = realloc(objs->v, (objs->n + 1) * sizeof(*nv));
+		if (objs->v[i].dev == o->dev && objs->v[i].ino == o->ino)
+			return true;
+	return false;
+}
+
+int mt_objects_add(struct mt_objects *objs, const struct mt_object *o)
+{
+	struct mt_object *nv = realloc(objs->v, (objs->n + 1) * sizeof(*nv));
+
 	if (!nv)
 		return -ENOMEM;
 	objs->v = nv;
-	nv[objs->n].path = strdup(path);
-	nv[objs->n].shown = strdup(shown);
+	nv[objs->n] = *o;
+	nv[objs->n].path = strdup(o->path);
+	nv[objs->n].shown = strdup(o->shown);
 	if (!nv[objs->n].path || !nv[objs->n].shown) {
 		free(nv[objs->n].path);
 		free(nv[objs->n].shown);
@@ -37,6 +43,19 @@ static int add(struct mt_objects *objs, const char *path, const char *shown)
 	}
 	objs->n++;
 	return 0;
+}
+
+/* Add the file at PATH (known as SHOWN) unless it is there already. */
+static int add(struct mt_objects *objs, const char *path, const char *shown)
+{
+	struct mt_object o = { .path = (char *)path, .shown = (char *)shown };
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return 0; /* gone, or not ours to read: nothing to probe */
+	o.dev = st.st_dev;
+	o.ino = st.st_ino;
+	return mt_objects_has(objs, &o) ? 0 : mt_objects_add(objs, &o);
 }
 
 void mt_objects_free(struct mt_objects *objs)

@@ -13,6 +13,8 @@
 struct mt_object {
 	char *path;   /* as memtrace opens it (/proc/PID/root/... for -p) */
 	char *shown;  /* as the target knows it */
+	dev_t dev;    /* identity: one file can have several names */
+	ino_t ino;
 };
 
 /* The executable first (when has_exe), then the libraries. */
@@ -33,6 +35,12 @@ int mt_objects_of_pid(pid_t pid, struct mt_objects *objs);
 int mt_objects_of_exe(const char *exe, struct mt_objects *objs);
 
 void mt_objects_free(struct mt_objects *objs);
+
+/* True when OBJS holds the same file as O. */
+bool mt_objects_has(const struct mt_objects *objs, const struct mt_object *o);
+
+/* Append a copy of O.  Returns 0 or -ENOMEM. */
+int mt_objects_add(struct mt_objects *objs, const struct mt_object *o);
 
 /* Basename of an object's shown path. */
 const char *mt_object_name(const struct mt_object *o);

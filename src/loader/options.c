@@ -235,7 +235,6 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 			return bad("--min-age", arg,
 				   "expected a time, e.g. 0, 500ms, 5s, 2m");
 		o->min_age_ns = (uint64_t)(secs * 1e9);
-		o->min_age_given = true;
 		return 0;
 	case 'v':
 		o->verbose = true;

@@ -31,7 +31,6 @@ struct mt_options {
 	const char *symbol_prefix; /* --symbol-prefix, e.g. "je_"; "" by default */
 	bool probe_only;       /* --probe-only: traps with empty programs (bench floor) */
 	uint64_t min_age_ns;   /* --min-age for the leak report */
-	bool min_age_given;
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };

@@ -246,6 +246,8 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 	int ret;
 
 	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->multi = multi;
 	if (!plans)
 		return -ENOMEM;
 	plans[0].path = alloc->obj->path;
@@ -267,6 +269,24 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 	if (ret == 0)
 		ret = attach_plans(p, skel, pid, plans, n + 1, multi);
 	free(plans);
+	return ret;
+}
+
+int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
+			    const struct mt_object *obj)
+{
+	struct plan *pl = calloc(1, sizeof(*pl));
+	int ret;
+
+	if (!pl)
+		return -ENOMEM;
+	pl->path = obj->path;
+	ret = plan_defs(pl, cxx_defs, NCXX, "");
+	if (ret == 0 && pl->n) {
+		note_cxx(p, obj);
+		ret = attach_plans(p, skel, p->pid, pl, 1, p->multi);
+	}
+	free(pl);
 	return ret;
 }
 

@@ -26,6 +26,8 @@ struct mt_probes {
 	struct mt_probe_link *links;
 	size_t nlinks, cap;
 	size_t nfuncs;          /* functions probed */
+	pid_t pid;              /* as given to mt_probes_attach */
+	bool multi;
 	char cxx[1024];         /* objects whose new/delete are probed */
 };
 
@@ -40,6 +42,13 @@ struct mt_probes {
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		     const struct mt_allocator *alloc, const char *prefix,
 		     const struct mt_objects *objs, bool multi);
+/*
+ * A library the target loaded later (dlopen): probe the operator new/delete
+ * it defines, if any.  Returns 0 or -errno.
+ */
+int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
+			    const struct mt_object *obj);
+
 void mt_probes_detach(struct mt_probes *p);
 
 /* The attach type BPF programs must be loaded with for MULTI. */

@@ -56,6 +56,16 @@ static bool is_stop_signal(int sig)
 	       sig == SIGTTOU;
 }
 
+/* Capture new mappings; a new library may bring functions to probe. */
+static int refresh(struct mt_session *s)
+{
+	int ret = mt_modules_refresh(s->proc);
+
+	if (ret > 0 && s->on_new_files)
+		s->on_new_files(s->ctx);
+	return ret;
+}
+
 /* One ptrace stop of the child: capture mappings, then let it go on. */
 static void handle_stop(struct mt_session *s, pid_t pid, int status)
 {
@@ -152,8 +162,7 @@ int mt_session_run(struct mt_session *s)
 			break;
 		}
 		/* Mappings change as libraries load: keep an up-to-date copy. */
-		if (!s->exited && mt_modules_refresh(s->proc) == -ESRCH &&
-		    !s->is_child)
+		if (!s->exited && refresh(s) == -ESRCH && !s->is_child)
 			s->exited = true;
 		if (pidfd >= 0 && (fds[1].revents & POLLIN))
 			s->exited = true;

@@ -21,6 +21,9 @@ struct mt_session {
 	bool ptraced;            /* child seized with exec/exit stops */
 	double duration;         /* seconds; 0: no limit */
 	int sigfd;               /* signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD */
+	/* Called when the target has mapped new files (a dlopen); may be NULL. */
+	void (*on_new_files)(void *ctx);
+	void *ctx;
 	/* results */
 	enum mt_stop stop;
 	int signo;               /* with MT_STOP_SIGNAL */
