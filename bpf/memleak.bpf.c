@@ -19,6 +19,7 @@
 #include "memleak.h"
 
 #define EEXIST 17
+#define MT_MAP_ANONYMOUS 0x20
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -125,9 +126,11 @@ static __always_inline __u64 capture_stack(void *ctx)
 	return h;
 }
 
-static __always_inline struct mt_stat *stat_of(__u32 pid, __u64 stack_id)
+static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
+					       __u64 stack_id)
 {
-	struct mt_stat_key key = { .pid = pid, .stack_id = stack_id };
+	struct mt_stat_key key = { .pid = pid, .category = cat,
+				   .stack_id = stack_id };
 	struct mt_stat zero = {};
 	struct mt_stat *s = bpf_map_lookup_elem(&stats, &key);
 
@@ -140,43 +143,54 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u64 stack_id)
 	return s;
 }
 
-static __always_inline void account_free(__u32 pid, __u64 stack_id, __u64 size)
+static __always_inline void account_free(__u32 pid, __u32 cat, __u64 stack_id,
+					 __u64 size)
 {
-	struct mt_stat *s = stat_of(pid, stack_id);
+	struct mt_stat *s = stat_of(pid, cat, stack_id);
 
 	if (s) {
 		__sync_fetch_and_add(&s->free_bytes, size);
 		__sync_fetch_and_add(&s->free_objects, 1);
 	}
-	count(MT_CNT_FREE_OBJECTS, 1);
-	count(MT_CNT_FREE_BYTES, size);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_OBJECTS : MT_CNT_FREE_OBJECTS, 1);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_BYTES : MT_CNT_FREE_BYTES, size);
 }
 
-static __always_inline void record_free(__u32 pid, __u64 addr)
+/*
+ * A block of category CAT at ADDR is released.  Returns false when no such
+ * block is known (for the heap: an untracked free, counted by the caller).
+ */
+static __always_inline bool record_free(__u32 pid, __u64 addr, __u32 cat)
 {
 	struct mt_alloc_key key = { .pid = pid, .addr = addr };
 	struct mt_alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
 	__u64 size, stack_id;
 
-	if (!info) {
-		count(MT_CNT_UNTRACKED_FREES, 1);
-		return;
-	}
+	if (!info || info->category != cat)
+		return false;
 	size = info->size;
 	stack_id = info->stack_id;
 	if (bpf_map_delete_elem(&allocs, &key))
-		return; /* another thread freed it first */
-	account_free(pid, stack_id, size);
+		return true; /* another thread freed it first */
+	account_free(pid, cat, stack_id, size);
+	return true;
+}
+
+static __always_inline void free_heap(__u32 pid, __u64 addr)
+{
+	if (!record_free(pid, addr, MT_CAT_HEAP))
+		count(MT_CNT_UNTRACKED_FREES, 1);
 }
 
 static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
-					 __u64 size)
+					 __u64 size, __u32 cat)
 {
 	struct mt_alloc_key key = { .pid = pid, .addr = addr };
 	struct mt_alloc_info info = {
 		.size = size,
 		.stack_id = capture_stack(ctx),
 		.timestamp = bpf_ktime_get_ns(),
+		.category = cat,
 	};
 	struct mt_alloc_info *old;
 	struct mt_stat *s;
@@ -187,19 +201,20 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 		/* The block was released by a path we do not see: retire it. */
 		old = bpf_map_lookup_elem(&allocs, &key);
 		if (old) {
-			account_free(pid, old->stack_id, old->size);
+			account_free(pid, (__u32)old->category, old->stack_id,
+				     old->size);
 			*old = info;
 		}
 	} else if (err) {
 		count(MT_CNT_DROP_ALLOCS_FULL, 1);
 	}
-	s = stat_of(pid, info.stack_id);
+	s = stat_of(pid, cat, info.stack_id);
 	if (s) {
 		__sync_fetch_and_add(&s->alloc_bytes, size);
 		__sync_fetch_and_add(&s->alloc_objects, 1);
 	}
-	count(MT_CNT_ALLOC_OBJECTS, 1);
-	count(MT_CNT_ALLOC_BYTES, size);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_OBJECTS : MT_CNT_ALLOC_OBJECTS, 1);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_BYTES : MT_CNT_ALLOC_BYTES, size);
 }
 
 /*
@@ -245,17 +260,24 @@ static __always_inline __u64 mul_size(__u64 n, __u64 size)
 	return n && r / n != size ? ~0ULL : r;
 }
 
-static __always_inline int enter_free(struct pt_regs *ctx, __u64 ptr)
+/* free() and munmap(): released at entry, no return probe needed. */
+static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
+					 __u32 cat)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
 
+	/* The allocator's own munmap (or free) inside a traced call. */
 	if (nested(f, PT_REGS_SP(ctx)))
 		return 0;
 	count(MT_CNT_EVENTS, 1);
-	if (ptr)
-		record_free(pid_tgid >> 32, ptr);
+	if (!ptr)
+		return 0;
+	if (cat == MT_CAT_HEAP)
+		free_heap(pid_tgid >> 32, ptr);
+	else
+		record_free(pid_tgid >> 32, ptr, cat);
 	return 0;
 }
 
@@ -290,9 +312,15 @@ int BPF_KPROBE(uprobe_entry)
 	case MT_CALL_PVALLOC:
 		return enter(ctx, kind, (a0 + page_size - 1) & ~(page_size - 1), 0);
 	case MT_CALL_FREE:
-		return enter_free(ctx, a0);
+		return enter_release(ctx, a0, MT_CAT_HEAP);
 	case MT_CALL_DELETE:
 		return enter(ctx, kind, 0, a0);
+	case MT_CALL_MMAP:
+		return enter(ctx, kind, a1, PT_REGS_PARM4(ctx));
+	case MT_CALL_MUNMAP:
+		return enter_release(ctx, a0, MT_CAT_MMAP);
+	case MT_CALL_MREMAP:
+		return enter(ctx, kind, a2, a0);
 	default:
 		return 0;
 	}
@@ -324,15 +352,25 @@ int BPF_KRETPROBE(uprobe_return, void *ret)
 	case MT_CALL_DELETE:
 		/* The free inside operator delete was nested: count it here. */
 		if (arg)
-			record_free(pid, arg);
+			free_heap(pid, arg);
 		return 0;
 	case MT_CALL_XALLOCX:
 		/* Resized in place when the new real size covers the request. */
 		if (addr < size)
 			return 0;
-		record_free(pid, arg);
+		free_heap(pid, arg);
 		addr = arg;
 		break;
+	case MT_CALL_MMAP:
+		/* Only anonymous mappings are memory the program allocates. */
+		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS))
+			return 0;
+		record_alloc(ctx, pid, addr, size, MT_CAT_MMAP);
+		return 0;
+	case MT_CALL_MREMAP:
+		if (addr != ~0ULL && record_free(pid, arg, MT_CAT_MMAP))
+			record_alloc(ctx, pid, addr, size, MT_CAT_MMAP);
+		return 0;
 	case MT_CALL_POSIX_MEMALIGN:
 		if ((int)PT_REGS_RC(ctx) != 0) {
 			count(MT_CNT_FAILED_ALLOCS, 1);
@@ -349,13 +387,13 @@ int BPF_KRETPROBE(uprobe_return, void *ret)
 		if (!addr) {
 			/* realloc(p, 0) frees p; any other NULL is a failure. */
 			if (size == 0 && arg)
-				record_free(pid, arg);
+				free_heap(pid, arg);
 			else
 				count(MT_CNT_FAILED_ALLOCS, 1);
 			return 0;
 		}
 		if (arg)
-			record_free(pid, arg);
+			free_heap(pid, arg);
 		break;
 	default:
 		if (!addr) {
@@ -364,6 +402,6 @@ int BPF_KRETPROBE(uprobe_return, void *ret)
 		}
 		break;
 	}
-	record_alloc(ctx, pid, addr, size);
+	record_alloc(ctx, pid, addr, size, MT_CAT_HEAP);
 	return 0;
 }

@@ -35,6 +35,15 @@ enum mt_call_kind {
 	MT_CALL_XALLOCX,        /* (ptr, size, extra, flags) -> real size */
 	MT_CALL_FREE,           /* (ptr), no return probe: free, dallocx, ... */
 	MT_CALL_DELETE,         /* (ptr), with return probe: operator delete */
+	MT_CALL_MMAP,           /* (addr, len, prot, flags, fd, off) -> addr */
+	MT_CALL_MUNMAP,         /* (addr, len), no return probe */
+	MT_CALL_MREMAP,         /* (old, old_len, new_len, flags, ...) -> addr */
+};
+
+/* What a block is: from the allocator, or an anonymous mapping (--mmap). */
+enum mt_category {
+	MT_CAT_HEAP = 0,
+	MT_CAT_MMAP = 1,
 };
 
 /* Indices into the per-CPU "counters" array. */
@@ -53,6 +62,11 @@ enum mt_counter {
 	MT_CNT_DROP_STATS_FULL,    /* per-stack totals map full */
 	MT_CNT_DROP_THREADS_FULL,  /* in-flight (per-thread) map full */
 	MT_CNT_DROP_READ_ERRORS,   /* could not read posix_memalign's result */
+	/* --mmap: anonymous mappings made by the program itself. */
+	MT_CNT_MMAP_OBJECTS,
+	MT_CNT_MMAP_BYTES,
+	MT_CNT_MUNMAP_OBJECTS,
+	MT_CNT_MUNMAP_BYTES,
 	MT_CNT__COUNT
 };
 
@@ -68,12 +82,13 @@ struct mt_alloc_info {
 	__u64 size;
 	__u64 stack_id;   /* key into the stacks map; MT_STACK_NONE if unknown */
 	__u64 timestamp;  /* bpf_ktime_get_ns() at allocation */
+	__u64 category;   /* enum mt_category */
 };
 
 /* Key of the per-(process, stack) totals. */
 struct mt_stat_key {
 	__u32 pid;
-	__u32 pad;
+	__u32 category;   /* enum mt_category */
 	__u64 stack_id;
 };
 

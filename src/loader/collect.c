@@ -95,6 +95,7 @@ static int read_stats(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 		memset(rs, 0, sizeof(*rs));
 		rs->pid = key.pid;
 		rs->stack_id = key.stack_id;
+		rs->category = key.category;
 		rs->alloc_bytes = st.alloc_bytes;
 		rs->alloc_objects = st.alloc_objects;
 		rs->free_bytes = st.free_bytes;

@@ -152,7 +152,7 @@ static int load_and_attach(const struct mt_options *o, const struct target *t,
 				    strerror(-ret));
 		}
 		ret = mt_probes_attach(probes, *skel, t->pid, &t->alloc,
-				       o->symbol_prefix, &t->objs, multi);
+				       o->symbol_prefix, &t->objs, multi, o->mmap);
 		if (ret) {
 			mt_probes_detach(probes);
 			memleak_bpf__destroy(*skel);
@@ -167,6 +167,8 @@ static int load_and_attach(const struct mt_options *o, const struct target *t,
 	if (ret)
 		return fail("cannot attach uprobes to %s: %s", alloc_name(t),
 			    strerror(-ret));
+	if (o->mmap && !probes->mmap)
+		fprintf(stderr, "memtrace: no libc with mmap found: --mmap traces nothing\n");
 	return 0;
 }
 
@@ -266,6 +268,7 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		 cxx[0] ? "; C++ new/delete in " : "", cxx);
 	raw.sum.duration_s = s->elapsed;
 	raw.sum.stop_ns = s->stop_ns;
+	raw.sum.mmap_traced = o->mmap;
 	ret = mt_symbolize(&raw, &prof);
 	if (!ret)
 		ret = mt_profile_add_blocks(&prof, &raw);

@@ -16,7 +16,7 @@
 enum {
 	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
-	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX,
+	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +36,7 @@ static const struct option long_opts[] = {
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
+	{ "mmap", no_argument, NULL, OPT_MMAP },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -69,6 +70,9 @@ static void usage(FILE *f)
 "                         operator new/delete are probed wherever defined\n"
 "      --symbol-prefix P  the allocator's functions are named P+malloc, ...\n"
 "                         (e.g. je_ for a jemalloc built with a prefix)\n"
+"      --mmap             also trace the program's own anonymous mmap, mremap\n"
+"                         and munmap (not the allocator's): their samples end\n"
+"                         in a frame \"[anonymous mmap]\"\n"
 "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C,\n"
 "                         SIGTERM or the target exits)\n"
 "      --max-allocs N     outstanding allocations kept (default %u)\n"
@@ -241,6 +245,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return 0;
 	case OPT_PROBE_ONLY:
 		o->probe_only = true;
+		return 0;
+	case OPT_MMAP:
+		o->mmap = true;
 		return 0;
 	case OPT_ALLOCATOR:
 		if (strcmp(arg, "auto") != 0 && strcmp(arg, "libc") != 0 &&

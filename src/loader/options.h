@@ -29,6 +29,7 @@ struct mt_options {
 	bool verbose;          /* -v: libbpf's messages too */
 	const char *allocator;     /* --allocator: NULL (auto), libc, jemalloc, tcmalloc, PATH */
 	const char *symbol_prefix; /* --symbol-prefix, e.g. "je_"; "" by default */
+	bool mmap;                 /* --mmap: anonymous mmap/munmap/mremap too */
 	bool probe_only;       /* --probe-only: traps with empty programs (bench floor) */
 	uint64_t min_age_ns;   /* --min-age for the leak report */
 	struct mt_output outputs[MT_MAX_OUTPUTS];

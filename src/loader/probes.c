@@ -77,9 +77,18 @@ static const struct probe_def cxx_defs[] = {
 	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", MT_CALL_DELETE },
 };
 
+/* --mmap: the program's own anonymous mappings, probed in libc. */
+static const struct probe_def mmap_defs[] = {
+	{ "mmap", MT_CALL_MMAP },
+	{ "mmap64", MT_CALL_MMAP },
+	{ "munmap", MT_CALL_MUNMAP },
+	{ "mremap", MT_CALL_MREMAP },
+};
+
 #define NALLOC (sizeof(alloc_defs) / sizeof(alloc_defs[0]))
+#define NMMAP (sizeof(mmap_defs) / sizeof(mmap_defs[0]))
 #define NCXX (sizeof(cxx_defs) / sizeof(cxx_defs[0]))
-#define MAXP (NALLOC + NCXX)
+#define MAXP (NALLOC + NCXX + NMMAP)
 
 /* What to attach in one object: offsets with their kinds, duplicates removed. */
 struct plan {
@@ -91,7 +100,7 @@ struct plan {
 
 static bool has_return(enum mt_call_kind kind)
 {
-	return kind != MT_CALL_FREE;
+	return kind != MT_CALL_FREE && kind != MT_CALL_MUNMAP;
 }
 
 static void plan_add(struct plan *pl, uint64_t off, enum mt_call_kind kind)
@@ -237,9 +246,16 @@ static void note_cxx(struct mt_probes *p, const struct mt_object *o)
 		 o->shown);
 }
 
+static bool is_libc(const struct mt_object *o)
+{
+	const char *name = mt_object_name(o);
+
+	return strcmp(name, "libc.so.6") == 0 || strncmp(name, "libc-", 5) == 0;
+}
+
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		     const struct mt_allocator *alloc, const char *prefix,
-		     const struct mt_objects *objs, bool multi)
+		     const struct mt_objects *objs, bool multi, bool mmap)
 {
 	struct plan *plans = calloc(objs->n + 1, sizeof(*plans));
 	size_t n = 0;
@@ -263,6 +279,9 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		/* A library that cannot be read has no new/delete for us. */
 		if (plan_defs(pl, cxx_defs, NCXX, "") == 0 && pl->n > before)
 			note_cxx(p, &objs->v[i]);
+		if (mmap && is_libc(&objs->v[i]) &&
+		    plan_defs(pl, mmap_defs, NMMAP, "") == 0)
+			p->mmap = true;
 		if (pl != &plans[0] && pl->n == 0)
 			n--;
 	}

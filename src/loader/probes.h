@@ -27,6 +27,7 @@ struct mt_probes {
 	size_t nlinks, cap;
 	size_t nfuncs;          /* functions probed */
 	pid_t pid;              /* as given to mt_probes_attach */
+	bool mmap;              /* mmap/munmap/mremap probed (in libc) */
 	bool multi;
 	char cxx[1024];         /* objects whose new/delete are probed */
 };
@@ -34,14 +35,15 @@ struct mt_probes {
 /*
  * Attach, for process PID, to the malloc family in ALLOC (names prefixed
  * with PREFIX) and to operator new/delete in every object of OBJS that
- * defines them.  Return probes go in before entry probes, so that every
+ * defines them, and with MMAP to mmap, munmap and mremap in libc.
+ * Return probes go in before entry probes, so that every
  * entry recorded has its return.  With MULTI, one uprobe_multi link per
  * object and program (kernels from 6.6); -EOPNOTSUPP then means: load the
  * programs again without MULTI and retry.  Returns 0 or -errno.
  */
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		     const struct mt_allocator *alloc, const char *prefix,
-		     const struct mt_objects *objs, bool multi);
+		     const struct mt_objects *objs, bool multi, bool mmap);
 /*
  * A library the target loaded later (dlopen): probe the operator new/delete
  * it defines, if any.  Returns 0 or -errno.

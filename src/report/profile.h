@@ -51,12 +51,14 @@ struct mt_summary {
 	char allocator[4200]; /* what was probed, e.g. "glibc /usr/lib/.../libc.so.6" */
 	double duration_s;    /* time traced */
 	uint64_t stop_ns;     /* CLOCK_MONOTONIC when tracing stopped (block ages) */
+	bool mmap_traced;     /* --mmap: anonymous mappings are samples too */
 	uint64_t counters[MT_CNT__COUNT]; /* summed kernel counters (memleak.h) */
 };
 
 struct mt_raw_stack {
 	uint32_t pid;
 	uint64_t stack_id;    /* as in the BPF maps; MT_STACK_NONE if unknown */
+	uint32_t category;    /* enum mt_category: heap, or anonymous mmap */
 	uint32_t nips;
 	uint64_t *ips;        /* leaf first; every entry is a return address */
 	uint64_t alloc_bytes, alloc_objects, free_bytes, free_objects;
@@ -120,6 +122,9 @@ struct mt_profile {
 	struct mt_block *blocks;   /* outstanding blocks (may be empty) */
 	size_t nblocks;
 };
+
+/* Leaf frame of the samples of anonymous mappings (--mmap). */
+#define MT_MMAP_FRAME "[anonymous mmap]"
 
 void mt_raw_profile_free(struct mt_raw_profile *raw);
 void mt_profile_free(struct mt_profile *p);

@@ -266,6 +266,22 @@ static int lookup_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 
 /* --- samples ------------------------------------------------------------ */
 
+/* Append a frame that is only a name ("[unknown stack]") to s->stack. */
+static int push_named(struct symbolizer *s, const char *name, size_t *n)
+{
+	struct mt_frame f = { .function = strdup(name) };
+	int err;
+
+	if (!f.function)
+		return -ENOMEM;
+	err = reserve(&s->stack, &s->stack_cap, *n + 1, sizeof(*s->stack));
+	if (err) {
+		mt_frame_clear(&f);
+		return err;
+	}
+	return intern_frame(s, &f, &s->stack[(*n)++]);
+}
+
 /* Collect the frames of RS into s->stack; *N is set to their number. */
 static int stack_frames(struct symbolizer *s, const struct mt_raw_stack *rs,
 			size_t *n)
@@ -274,19 +290,11 @@ static int stack_frames(struct symbolizer *s, const struct mt_raw_stack *rs,
 	int err = 0;
 
 	*n = 0;
-	if (rs->nips == 0 || !rs->ips) {
-		struct mt_frame f = { .function = strdup(UNKNOWN_STACK) };
-
-		if (!f.function)
-			return -ENOMEM;
-		err = reserve(&s->stack, &s->stack_cap, 1, sizeof(*s->stack));
-		if (err) {
-			mt_frame_clear(&f);
-			return err;
-		}
-		*n = 1;
-		return intern_frame(s, &f, &s->stack[0]);
-	}
+	/* An anonymous mapping is a frame below the function that made it. */
+	if (rs->category == MT_CAT_MMAP)
+		err = push_named(s, MT_MMAP_FRAME, n);
+	if (!err && (rs->nips == 0 || !rs->ips))
+		return push_named(s, UNKNOWN_STACK, n);
 	for (uint32_t i = 0; i < rs->nips && !err; i++) {
 		const struct addr_entry *e;
 

@@ -40,6 +40,14 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		     (int64_t)c[MT_CNT_ALLOC_OBJECTS], unit);
 	write_amount(out, "freed", (int64_t)c[MT_CNT_FREE_BYTES],
 		     (int64_t)c[MT_CNT_FREE_OBJECTS], unit);
+	if (s->mmap_traced) {
+		write_amount(out, "mmap in use",
+			     (int64_t)(c[MT_CNT_MMAP_BYTES] - c[MT_CNT_MUNMAP_BYTES]),
+			     (int64_t)(c[MT_CNT_MMAP_OBJECTS] - c[MT_CNT_MUNMAP_OBJECTS]),
+			     unit);
+		write_amount(out, "mmapped", (int64_t)c[MT_CNT_MMAP_BYTES],
+			     (int64_t)c[MT_CNT_MMAP_OBJECTS], unit);
+	}
 	fprintf(out, "events: %" PRIu64 " allocator calls, %" PRIu64 " failed\n",
 		c[MT_CNT_EVENTS], c[MT_CNT_FAILED_ALLOCS]);
 	fprintf(out, "untracked frees: %" PRIu64 "\n", c[MT_CNT_UNTRACKED_FREES]);
