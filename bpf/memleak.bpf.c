@@ -27,6 +27,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u64 page_size = 4096;
 /* --probe-only: every program returns at once (the cost of the traps alone). */
 const volatile bool probe_only = false;
+/* memtrace's own process, never traced (system-wide tracing sees it too). */
+const volatile __u32 self_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -58,6 +60,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct mt_inflight);
 } inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct mt_comm);
+} comms SEC(".maps");
+
+/* Pids seen for the first time, so that their mappings are read at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} new_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -136,6 +151,14 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
 
 	if (s)
 		return s;
+	/* A new stack, perhaps a new process: remember its name. */
+	if (!bpf_map_lookup_elem(&comms, &pid)) {
+		struct mt_comm c;
+
+		bpf_get_current_comm(c.comm, sizeof(c.comm));
+		if (bpf_map_update_elem(&comms, &pid, &c, BPF_NOEXIST) == 0)
+			bpf_ringbuf_output(&new_pids, &pid, sizeof(pid), 0);
+	}
 	bpf_map_update_elem(&stats, &key, &zero, BPF_NOEXIST);
 	s = bpf_map_lookup_elem(&stats, &key);
 	if (!s)
@@ -292,7 +315,7 @@ int BPF_KPROBE(uprobe_entry)
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx);
 	__u64 a2 = PT_REGS_PARM3(ctx);
 
-	if (probe_only)
+	if (probe_only || bpf_get_current_pid_tgid() >> 32 == self_tgid)
 		return 0;
 	switch (kind) {
 	case MT_CALL_MALLOC:

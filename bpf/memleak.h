@@ -17,6 +17,7 @@
 #define MT_DEFAULT_MAX_ALLOCS (1U << 20)
 #define MT_DEFAULT_MAX_STACKS (1U << 16)
 #define MT_MAX_THREADS 65536
+#define MT_MAX_PROCS 32768
 
 /*
  * Kinds of probed functions, by where their arguments are and what their
@@ -103,6 +104,11 @@ struct mt_stat {
 /* A user stack, leaf (the allocator's caller) first, zero-padded. */
 struct mt_stack {
 	__u64 ips[MT_MAX_STACK_DEPTH];
+};
+
+/* The name of a process that allocated (system-wide: it may be gone soon). */
+struct mt_comm {
+	char comm[16];
 };
 
 /* Per-thread state from an allocator's entry to its return. */

@@ -40,7 +40,8 @@ static int reserve(void **v, size_t *cap, size_t n, size_t size)
 
 	if (n < *cap)
 		return 0;
-	ncap = *cap ? *cap * 2 : 256;
+	for (ncap = *cap ? *cap * 2 : 256; ncap <= n; ncap *= 2)
+		;
 	nv = realloc(*v, ncap * size);
 	if (!nv)
 		return -ENOMEM;
@@ -70,27 +71,51 @@ static int stack_ips(int stacks_fd, __u64 id, struct mt_raw_stack *rs)
 	return 0;
 }
 
-static int read_stats(struct memleak_bpf *skel, struct mt_raw_profile *raw)
+/* Which processes to read: all (n == 0), or the sorted PIDS. */
+struct pid_filter {
+	const uint32_t *pids;
+	size_t n;
+	bool remove;  /* delete what was read from the maps */
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool wanted(const struct pid_filter *f, uint32_t pid)
+{
+	return f->n == 0 || bsearch(&pid, f->pids, f->n, sizeof(pid), cmp_u32);
+}
+
+static int read_stats(struct memleak_bpf *skel, struct mt_raw_profile *raw,
+		      const struct pid_filter *f)
 {
 	int fd = bpf_map__fd(skel->maps.stats);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks);
-	struct mt_stat_key key, next;
+	struct mt_stat_key key, next, *del = NULL;
 	struct mt_stat st;
-	size_t cap = 0;
+	size_t cap = raw->nstacks, ndel = 0, delcap = 0;
 	void *prev = NULL;
-	int ret;
+	int ret = 0;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	while (ret == 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct mt_raw_stack *rs;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st))
+		if (!wanted(f, key.pid) || bpf_map_lookup_elem(fd, &key, &st))
 			continue;
 		ret = reserve((void **)&raw->stacks, &cap, raw->nstacks,
 			      sizeof(*raw->stacks));
+		if (!ret && f->remove)
+			ret = reserve((void **)&del, &delcap, ndel, sizeof(*del));
 		if (ret)
-			return ret;
+			break;
+		if (f->remove)
+			del[ndel++] = key;
 		rs = &raw->stacks[raw->nstacks];
 		memset(rs, 0, sizeof(*rs));
 		rs->pid = key.pid;
@@ -101,33 +126,41 @@ static int read_stats(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 		rs->free_bytes = st.free_bytes;
 		rs->free_objects = st.free_objects;
 		ret = stack_ips(stacks_fd, key.stack_id, rs);
-		if (ret)
-			return ret;
-		raw->nstacks++;
+		if (!ret)
+			raw->nstacks++;
 	}
-	return 0;
+	/* Deleted after the walk, which deleting would disturb. */
+	for (size_t i = 0; i < ndel; i++)
+		bpf_map_delete_elem(fd, &del[i]);
+	free(del);
+	return ret;
 }
 
-static int read_blocks(struct memleak_bpf *skel, struct mt_raw_profile *raw)
+static int read_blocks(struct memleak_bpf *skel, struct mt_raw_profile *raw,
+		       const struct pid_filter *f)
 {
 	int fd = bpf_map__fd(skel->maps.allocs);
-	struct mt_alloc_key key, next;
+	struct mt_alloc_key key, next, *del = NULL;
 	struct mt_alloc_info info;
-	size_t cap = 0;
+	size_t cap = raw->nblocks, ndel = 0, delcap = 0;
 	void *prev = NULL;
-	int ret;
+	int ret = 0;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	while (ret == 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct mt_raw_block *b;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &info))
+		if (!wanted(f, key.pid) || bpf_map_lookup_elem(fd, &key, &info))
 			continue;
 		ret = reserve((void **)&raw->blocks, &cap, raw->nblocks,
 			      sizeof(*raw->blocks));
+		if (!ret && f->remove)
+			ret = reserve((void **)&del, &delcap, ndel, sizeof(*del));
 		if (ret)
-			return ret;
+			break;
+		if (f->remove)
+			del[ndel++] = key;
 		b = &raw->blocks[raw->nblocks++];
 		b->pid = key.pid;
 		b->addr = key.addr;
@@ -135,16 +168,35 @@ static int read_blocks(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 		b->stack_id = info.stack_id;
 		b->timestamp_ns = info.timestamp;
 	}
-	return 0;
+	for (size_t i = 0; i < ndel; i++)
+		bpf_map_delete_elem(fd, &del[i]);
+	free(del);
+	return ret;
 }
 
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 {
+	struct pid_filter all = { NULL, 0, false };
 	int ret = read_counters(skel, raw->sum.counters);
 
 	if (!ret)
-		ret = read_stats(skel, raw);
+		ret = read_stats(skel, raw, &all);
 	if (!ret)
-		ret = read_blocks(skel, raw);
+		ret = read_blocks(skel, raw, &all);
+	return ret;
+}
+
+int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
+		      struct mt_raw_profile *raw)
+{
+	struct pid_filter f = { pids, n, true };
+	int ret;
+
+	if (n == 0)
+		return 0;
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	ret = read_stats(skel, raw, &f);
+	if (!ret)
+		ret = read_blocks(skel, raw, &f);
 	return ret;
 }

@@ -14,4 +14,12 @@ struct memleak_bpf;
  */
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw);
 
+/*
+ * Move the stacks and blocks of the processes PIDS (N of them; sorted in
+ * place) from the maps into RAW, appending: for processes that exited, so
+ * that the maps do not fill up over a long run.  Returns 0 or -errno.
+ */
+int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
+		      struct mt_raw_profile *raw);
+
 #endif

@@ -27,6 +27,7 @@
 #include "pprof_read.h"
 #include "render.h"
 #include "symbolize.h"
+#include "system.h"
 
 static bool verbose;
 
@@ -105,6 +106,7 @@ static int load_bpf(const struct mt_options *o, bool multi,
 		return -errno;
 	skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
 	skel->rodata->probe_only = o->probe_only;
+	skel->rodata->self_tgid = (__u32)getpid();
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
@@ -246,21 +248,40 @@ static struct mt_render_opts render_opts(const struct mt_options *o,
 	return r;
 }
 
+/* Symbolise RAW (whose procs stay the caller's) and write every output. */
+static int render_raw(const struct mt_options *o, struct mt_raw_profile *raw,
+		      const struct mt_render_opts *ropts)
+{
+	struct mt_profile prof = { 0 };
+	int ret = mt_symbolize(raw, &prof);
+
+	if (!ret)
+		ret = mt_profile_add_blocks(&prof, raw);
+	if (ret)
+		fail("cannot symbolise the profile: %s", strerror(-ret));
+	else
+		ret = mt_render(o->outputs, o->noutputs, &prof, raw, ropts) ? 1 : 0;
+	raw->procs = NULL;
+	raw->nprocs = 0;
+	mt_raw_profile_free(raw);
+	mt_profile_free(&prof);
+	return ret ? 1 : 0;
+}
+
 static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		  struct mt_process *proc, const struct target *t,
 		  const char *cxx, const struct mt_session *s)
 {
 	struct mt_raw_profile raw = { 0 };
-	struct mt_profile prof = { 0 };
 	struct mt_render_opts ropts = render_opts(o, t->is_child && s->exited);
 	int ret = mt_collect(skel, &raw);
 
+	if (ret) {
+		mt_raw_profile_free(&raw);
+		return fail("cannot read the BPF maps: %s", strerror(-ret));
+	}
 	raw.procs = proc;
 	raw.nprocs = 1;
-	if (ret) {
-		fail("cannot read the BPF maps: %s", strerror(-ret));
-		goto out;
-	}
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
 		 (int)t->pid, t->comm);
 	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
@@ -269,20 +290,7 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 	raw.sum.duration_s = s->elapsed;
 	raw.sum.stop_ns = s->stop_ns;
 	raw.sum.mmap_traced = o->mmap;
-	ret = mt_symbolize(&raw, &prof);
-	if (!ret)
-		ret = mt_profile_add_blocks(&prof, &raw);
-	if (ret) {
-		fail("cannot symbolise the profile: %s", strerror(-ret));
-		goto out;
-	}
-	ret = mt_render(o->outputs, o->noutputs, &prof, &raw, &ropts) ? 1 : 0;
-out:
-	raw.procs = NULL; /* owned by the caller */
-	raw.nprocs = 0;
-	mt_raw_profile_free(&raw);
-	mt_profile_free(&prof);
-	return ret ? 1 : 0;
+	return render_raw(o, &raw, &ropts);
 }
 
 /* memtrace report FILE: render a saved profile, no tracing. */
@@ -332,7 +340,7 @@ static void on_new_files(void *arg)
 		if (mt_objects_has(&c->t->objs, &now.v[i]) ||
 		    mt_objects_add(&c->t->objs, &now.v[i]))
 			continue;
-		if (mt_probes_attach_object(c->probes, c->skel, &now.v[i]))
+		if (mt_probes_attach_object(c->probes, c->skel, &now.v[i], false, ""))
 			fprintf(stderr, "memtrace: cannot probe %s: new/delete there are not traced\n",
 				now.v[i].shown);
 	}
@@ -369,7 +377,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 			return 127;
 		}
 	} else {
-		mt_modules_refresh(&proc);
+		mt_modules_refresh(&proc, true);
 	}
 	fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s; %s\n",
 		(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
@@ -390,6 +398,124 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 		fprintf(stderr, "memtrace: pid %d (%s) left running\n",
 			(int)t->pid, t->comm);
 	return t->is_child && s.exited ? s.exit_code : 0;
+}
+
+/* Append (moving) the stacks and blocks of FROM to TO. */
+static int move_raw(struct mt_raw_profile *to, struct mt_raw_profile *from)
+{
+	struct mt_raw_stack *st = realloc(to->stacks, (to->nstacks + from->nstacks + 1) * sizeof(*st));
+	struct mt_raw_block *bl;
+
+	if (!st)
+		return -ENOMEM;
+	to->stacks = st;
+	bl = realloc(to->blocks, (to->nblocks + from->nblocks + 1) * sizeof(*bl));
+	if (!bl)
+		return -ENOMEM;
+	to->blocks = bl;
+	memcpy(st + to->nstacks, from->stacks, from->nstacks * sizeof(*st));
+	memcpy(bl + to->nblocks, from->blocks, from->nblocks * sizeof(*bl));
+	to->nstacks += from->nstacks;
+	to->nblocks += from->nblocks;
+	free(from->stacks);
+	free(from->blocks);
+	from->stacks = NULL;
+	from->blocks = NULL;
+	from->nstacks = from->nblocks = 0;
+	return 0;
+}
+
+struct system_ctx {
+	struct mt_system *sys;
+	struct memleak_bpf *skel;
+	struct mt_probes *probes;
+};
+
+static void system_tick(void *arg)
+{
+	struct system_ctx *c = arg;
+
+	mt_system_tick(c->sys, c->skel, c->probes);
+}
+
+static int start_system(const struct mt_options *o, struct mt_system *sys,
+			struct memleak_bpf **skel, struct mt_probes *probes)
+{
+	int ret = -EOPNOTSUPP;
+
+	for (int multi = 1; multi >= 0 && ret == -EOPNOTSUPP; multi--) {
+		ret = load_bpf(o, multi, skel);
+		if (ret) {
+			if (multi) {
+				ret = -EOPNOTSUPP;
+				continue;
+			}
+			return fail("cannot load the BPF program: %s", strerror(-ret));
+		}
+		mt_probes_init(probes, -1, multi, o->mmap);
+		ret = mt_system_scan(sys, *skel, probes);
+		if (ret) {
+			mt_probes_detach(probes);
+			memleak_bpf__destroy(*skel);
+			*skel = NULL;
+			mt_system_free(sys);
+			sys->prefix = o->symbol_prefix;
+		}
+	}
+	if (ret)
+		return fail("cannot attach uprobes: %s", strerror(-ret));
+	if (!sys->nprobed) {
+		memleak_bpf__destroy(*skel);
+		*skel = NULL;
+		return fail("no process on this machine maps an allocator memtrace can trace");
+	}
+	return 0;
+}
+
+static int trace_system(const struct mt_options *o, int sigfd)
+{
+	struct mt_system sys = { .prefix = o->symbol_prefix };
+	struct mt_probes probes = { 0 };
+	struct memleak_bpf *skel = NULL;
+	struct system_ctx ctx = { &sys, NULL, &probes };
+	struct mt_session s = { .duration = o->duration, .sigfd = sigfd,
+				.on_new_files = system_tick, .ctx = &ctx,
+				.wake_fd = -1 };
+	struct mt_raw_profile raw = { 0 };
+	struct mt_render_opts ropts = render_opts(o, false);
+	int ret;
+
+	if (start_system(o, &sys, &skel, &probes))
+		return 1;
+	ctx.skel = skel;
+	s.wake_fd = mt_system_wake_fd(&sys, skel);
+	fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
+		sys.nprocs, sys.probed,
+		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
+	mt_session_run(&s);
+	mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
+	mt_probes_detach(&probes);
+	ret = mt_collect(skel, &raw);
+	if (!ret)
+		ret = move_raw(&raw, &sys.dead);
+	if (ret) {
+		fail("cannot read the BPF maps: %s", strerror(-ret));
+	} else {
+		raw.procs = sys.procs;
+		raw.nprocs = sys.nprocs;
+		snprintf(raw.sum.target, sizeof(raw.sum.target),
+			 "system-wide, %zu processes", sys.nprocs);
+		snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s",
+			 sys.probed);
+		raw.sum.duration_s = s.elapsed;
+		raw.sum.stop_ns = s.stop_ns;
+		raw.sum.mmap_traced = o->mmap;
+		ret = render_raw(o, &raw, &ropts);
+	}
+	mt_raw_profile_free(&raw);
+	memleak_bpf__destroy(skel);
+	mt_system_free(&sys);
+	return ret ? 1 : 0;
 }
 
 /* Fail now, not after a long trace, when a report file cannot be written. */
@@ -429,6 +555,11 @@ int main(int argc, char **argv)
 	sigfd = mt_session_signals();
 	if (sigfd < 0)
 		return fail("cannot set up signal handling: %s", strerror(-sigfd));
+	if (o.system_wide) {
+		ret = trace_system(&o, sigfd);
+		close(sigfd);
+		return ret;
+	}
 	ret = o.pid ? find_pid_target(&o, &t) : start_cmd_target(&o, &t);
 	if (!ret)
 		ret = trace(&o, &t, sigfd);

@@ -38,7 +38,7 @@ static int open_mapped(pid_t pid, const struct mt_mapping *m)
 }
 
 static int add_module(struct mt_process *proc, const struct mt_maps *maps,
-		      size_t first)
+		      size_t first, bool keep_fd)
 {
 	const struct mt_mapping *m = &maps->v[first];
 	struct mt_module mod = { .fd = -1, .start = m->start, .end = m->end };
@@ -64,12 +64,17 @@ static int add_module(struct mt_process *proc, const struct mt_maps *maps,
 			close(mod.fd);
 		return 0; /* not an ELF file we can read: leave unresolved */
 	}
+	if (!keep_fd) {
+		close(mod.fd);
+		mod.fd = -1;
+	}
 	mod.path = strdup(m->path);
 	nv = mod.path ? realloc(proc->mods, (proc->nmods + 1) * sizeof(*nv))
 		      : NULL;
 	if (!nv) {
 		free(mod.path);
-		close(mod.fd);
+		if (mod.fd >= 0)
+			close(mod.fd);
 		return -ENOMEM;
 	}
 	proc->mods = nv;
@@ -77,7 +82,7 @@ static int add_module(struct mt_process *proc, const struct mt_maps *maps,
 	return 1;
 }
 
-int mt_modules_refresh(struct mt_process *proc)
+int mt_modules_refresh(struct mt_process *proc, bool keep_fds)
 {
 	struct mt_maps maps;
 	int added = 0, ret = mt_maps_read((pid_t)proc->pid, &maps);
@@ -95,7 +100,7 @@ int mt_modules_refresh(struct mt_process *proc)
 			if (maps.v[j].path && strcmp(maps.v[j].path, m->path) == 0)
 				first = false;
 		if (first && !known(proc, m->path, m->start)) {
-			ret = add_module(proc, &maps, i);
+			ret = add_module(proc, &maps, i, keep_fds);
 			added += ret > 0;
 		}
 	}

@@ -48,7 +48,8 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: memtrace [OPTIONS] -p PID\n"
+"Usage: memtrace [OPTIONS]                    every process (system-wide)\n"
+"       memtrace [OPTIONS] -p PID\n"
 "       memtrace [OPTIONS] -- CMD [ARGS...]\n"
 "       memtrace report FILE [OPTIONS]\n"
 "\n"
@@ -56,7 +57,8 @@ static void usage(FILE *f)
 "uprobes (no rebuild, no LD_PRELOAD, no restart) and reports where memory\n"
 "is allocated, what is still in use and what leaked, with file:line.\n"
 "\n"
-"Target:\n"
+"Target (with neither, every process using a traced allocator, including\n"
+"processes started later and processes in containers):\n"
 "  -p, --pid PID          attach to a running process (all its threads)\n"
 "  -- CMD [ARGS...]       start CMD, traced from its first allocation;\n"
 "                         memtrace exits with CMD's exit status\n"
@@ -104,6 +106,7 @@ static void usage(FILE *f)
 "  -V, --version          show the version\n"
 "\n"
 "Examples:\n"
+"  sudo memtrace --leaks -o report.txt -d 60\n"
 "  sudo memtrace -p PID -d 60\n"
 "  sudo memtrace -- ./prog --port 8080\n"
 "  sudo memtrace -p PID --leaks -o report.txt\n"
@@ -338,10 +341,7 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 		fprintf(stderr, "memtrace: give either -p PID or -- CMD, not both\n");
 		return -1;
 	}
-	if (!o->pid && !o->cmd) {
-		fprintf(stderr, "memtrace: nothing to trace: give -p PID or -- CMD (see --help)\n");
-		return -1;
-	}
+	o->system_wide = !o->pid && !o->cmd;
 	return 0;
 }
 

@@ -17,6 +17,7 @@ struct mt_options {
 	bool report_mode;      /* "memtrace report FILE": render a saved profile */
 	const char *input;     /* that FILE */
 	pid_t pid;             /* -p; 0 when a command is given */
+	bool system_wide;      /* neither -p nor a command */
 	char **cmd;            /* after "--"; NULL with -p */
 	double duration;       /* -d seconds; 0: until stopped or target exit */
 	const char *output;    /* -o; NULL: stdout */

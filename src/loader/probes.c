@@ -261,9 +261,7 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 	size_t n = 0;
 	int ret;
 
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->multi = multi;
+	mt_probes_init(p, pid, multi, mmap);
 	if (!plans)
 		return -ENOMEM;
 	plans[0].path = alloc->obj->path;
@@ -279,7 +277,7 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		/* A library that cannot be read has no new/delete for us. */
 		if (plan_defs(pl, cxx_defs, NCXX, "") == 0 && pl->n > before)
 			note_cxx(p, &objs->v[i]);
-		if (mmap && is_libc(&objs->v[i]) &&
+		if (p->want_mmap && is_libc(&objs->v[i]) &&
 		    plan_defs(pl, mmap_defs, NMMAP, "") == 0)
 			p->mmap = true;
 		if (pl != &plans[0] && pl->n == 0)
@@ -291,20 +289,37 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 	return ret;
 }
 
+void mt_probes_init(struct mt_probes *p, pid_t pid, bool multi, bool mmap)
+{
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->multi = multi;
+	p->want_mmap = mmap;
+}
+
 int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
-			    const struct mt_object *obj)
+			    const struct mt_object *obj, bool alloc_family,
+			    const char *prefix)
 {
 	struct plan *pl = calloc(1, sizeof(*pl));
-	int ret;
+	size_t before;
+	int ret = 0;
 
 	if (!pl)
 		return -ENOMEM;
 	pl->path = obj->path;
-	ret = plan_defs(pl, cxx_defs, NCXX, "");
-	if (ret == 0 && pl->n) {
+	if (alloc_family)
+		ret = plan_defs(pl, alloc_defs, NALLOC, prefix);
+	before = pl->n;
+	if (ret == 0)
+		ret = plan_defs(pl, cxx_defs, NCXX, "");
+	if (ret == 0 && pl->n > before)
 		note_cxx(p, obj);
+	if (ret == 0 && p->want_mmap && is_libc(obj) &&
+	    plan_defs(pl, mmap_defs, NMMAP, "") == 0)
+		p->mmap = true;
+	if (ret == 0 && pl->n)
 		ret = attach_plans(p, skel, p->pid, pl, 1, p->multi);
-	}
 	free(pl);
 	return ret;
 }

@@ -27,6 +27,7 @@ struct mt_probes {
 	size_t nlinks, cap;
 	size_t nfuncs;          /* functions probed */
 	pid_t pid;              /* as given to mt_probes_attach */
+	bool want_mmap;         /* --mmap was asked for */
 	bool mmap;              /* mmap/munmap/mremap probed (in libc) */
 	bool multi;
 	char cxx[1024];         /* objects whose new/delete are probed */
@@ -44,12 +45,18 @@ struct mt_probes {
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		     const struct mt_allocator *alloc, const char *prefix,
 		     const struct mt_objects *objs, bool multi, bool mmap);
+/* An empty set of probes for PID (-1: every process). */
+void mt_probes_init(struct mt_probes *p, pid_t pid, bool multi, bool mmap);
+
 /*
- * A library the target loaded later (dlopen): probe the operator new/delete
- * it defines, if any.  Returns 0 or -errno.
+ * One more object, e.g. a library the target loaded later (dlopen), or a
+ * libc found by system-wide tracing: probe the operator new/delete it
+ * defines, with ALLOC_FAMILY its malloc family too (names prefixed with
+ * PREFIX), and with --mmap a libc's mmap.  Returns 0 or -errno.
  */
 int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
-			    const struct mt_object *obj);
+			    const struct mt_object *obj, bool alloc_family,
+			    const char *prefix);
 
 void mt_probes_detach(struct mt_probes *p);
 

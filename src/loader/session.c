@@ -59,7 +59,7 @@ static bool is_stop_signal(int sig)
 /* Capture new mappings; a new library may bring functions to probe. */
 static int refresh(struct mt_session *s)
 {
-	int ret = mt_modules_refresh(s->proc);
+	int ret = mt_modules_refresh(s->proc, true);
 
 	if (ret > 0 && s->on_new_files)
 		s->on_new_files(s->ctx);
@@ -72,7 +72,7 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 	int event = status >> 16, sig = WSTOPSIG(status);
 
 	if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT) {
-		mt_modules_refresh(s->proc);
+		mt_modules_refresh(s->proc, true);
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 	} else if (event == PTRACE_EVENT_STOP) {
 		if (is_stop_signal(sig))
@@ -87,9 +87,12 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 
 static void reap(struct mt_session *s)
 {
-	pid_t pid = (pid_t)s->proc->pid;
+	pid_t pid;
 	int status;
 
+	if (!s->proc)
+		return;
+	pid = (pid_t)s->proc->pid;
 	while (!s->exited && waitpid(pid, &status, WNOHANG | __WALL) > 0) {
 		if (WIFSTOPPED(status) && s->ptraced)
 			handle_stop(s, pid, status);
@@ -133,10 +136,11 @@ static bool read_signals(struct mt_session *s)
 int mt_session_run(struct mt_session *s)
 {
 	double start = now_s();
-	int pidfd = s->is_child ? -1 : open_pidfd((pid_t)s->proc->pid);
+	int pidfd = s->is_child || !s->proc ? -1 : open_pidfd((pid_t)s->proc->pid);
 	struct pollfd fds[2] = {
 		{ .fd = s->sigfd, .events = POLLIN },
-		{ .fd = pidfd, .events = POLLIN },
+		/* the target's exit, or (system-wide) a new process */
+		{ .fd = s->proc ? pidfd : s->wake_fd, .events = POLLIN },
 	};
 
 	s->exited = false;
@@ -153,13 +157,19 @@ int mt_session_run(struct mt_session *s)
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		if (poll(fds, pidfd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+		if (poll(fds, fds[1].fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
 			break;
 		if (s->is_child)
 			reap(s);
 		if (read_signals(s)) {
 			s->stop = MT_STOP_SIGNAL;
 			break;
+		}
+		if (!s->proc) {
+			/* System-wide: no one target to follow or outlive. */
+			if (s->on_new_files)
+				s->on_new_files(s->ctx);
+			continue;
 		}
 		/* Mappings change as libraries load: keep an up-to-date copy. */
 		if (!s->exited && refresh(s) == -ESRCH && !s->is_child)

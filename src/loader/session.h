@@ -16,14 +16,17 @@
 enum mt_stop { MT_STOP_EXIT, MT_STOP_DURATION, MT_STOP_SIGNAL };
 
 struct mt_session {
-	struct mt_process *proc; /* target; its modules are refreshed */
+	struct mt_process *proc; /* target; its modules are refreshed; NULL:
+				    system-wide, on_new_files is called instead */
 	bool is_child;           /* started by us (waitpid) or attached (-p) */
 	bool ptraced;            /* child seized with exec/exit stops */
 	double duration;         /* seconds; 0: no limit */
 	int sigfd;               /* signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD */
-	/* Called when the target has mapped new files (a dlopen); may be NULL. */
+	/* Called when the target has mapped new files (a dlopen), or on every
+	 * turn of the loop when system-wide; may be NULL. */
 	void (*on_new_files)(void *ctx);
 	void *ctx;
+	int wake_fd;             /* also wakes the loop when readable; -1: none */
 	/* results */
 	enum mt_stop stop;
 	int signo;               /* with MT_STOP_SIGNAL */

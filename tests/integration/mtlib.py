@@ -446,8 +446,10 @@ def parse_report(text):
         check(mm, "report header line '%s: %s' does not match %s" % (key, h[key], regex), details)
         return mm
 
-    mm = need("target", r"^pid (\d+) \((.*)\)$")
-    rep.target_pid, rep.target_comm = int(mm.group(1)), mm.group(2)
+    mm = need("target", r"^(?:pid (\d+) \((.*)\)|system-wide, \d+ processes)$")
+    rep.target = h["target"]
+    if mm.group(1):
+        rep.target_pid, rep.target_comm = int(mm.group(1)), mm.group(2)
     rep.allocator = need("allocator", r"^(.+)$").group(1)
     rep.duration = float(need("duration", r"^(\d+(?:\.\d+)?) s$").group(1))
     for key, attr in (("in use", "inuse"), ("allocated", "allocated"), ("freed", "freed")):
@@ -467,6 +469,12 @@ def parse_report(text):
     # The table.
     while i < len(lines) and not lines[i].strip():
         i += 1
+    # Per-process totals, shown when several processes were traced.
+    if i < len(lines) and lines[i].startswith("Processes by"):
+        while i < len(lines) and lines[i].strip():
+            i += 1
+        while i < len(lines) and not lines[i].strip():
+            i += 1
     if i < len(lines) and lines[i].startswith("Showing"):
         rep.title = lines[i]
         mm = re.match(r"^Showing top (\d+) of (\d+) functions", lines[i])

@@ -45,3 +45,4 @@ $(PROGS_DIR)/inline: $(PROGS_SRC)/inline.c tests/progs/progs.mk | $(PROGS_DIR)
 $(PROGS_DIR)/nolibc: $(PROGS_SRC)/nolibc.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) -O1 -g -static -nostdlib -fno-pie -no-pie -fno-stack-protector \
 		-fno-asynchronous-unwind-tables $(PROGS_WARN) -o $@ $<
+include tests/progs/allocators.mk

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/* system.c: scanning /proc for allocators and the processes that use them. */
+#include "system.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <signal.h>
+
+#include "collect.h"
+#include "memleak.skel.h"
+#include "elf_syms.h"
+#include "modules.h"
+
+#define SCAN_INTERVAL_NS 1000000000ULL
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static bool name_starts(const struct mt_object *o, const char *prefix)
+{
+	return strncmp(mt_object_name(o), prefix, strlen(prefix)) == 0;
+}
+
+/* Does O hold an allocator (its malloc family) or C++ new/delete? */
+static bool is_allocator(const struct mt_object *o, bool exe, bool *family,
+			 const char *prefix)
+{
+	char name[64];
+	uint64_t off;
+
+	*family = name_starts(o, "libc.so") || name_starts(o, "libc-") ||
+		  name_starts(o, "libjemalloc") || name_starts(o, "libtcmalloc");
+	if (*family)
+		return true;
+	snprintf(name, sizeof(name), "%smalloc", prefix);
+	if (exe && mt_elf_func_offset(o->path, name, &off) == 0) {
+		*family = true; /* a static executable, or its own allocator */
+		return true;
+	}
+	return name_starts(o, "libstdc++");
+}
+
+static void note_probed(struct mt_system *sys, const struct mt_object *o)
+{
+	size_t len = strlen(sys->probed);
+
+	snprintf(sys->probed + len, sizeof(sys->probed) - len, "%s%s",
+		 len ? ", " : "", o->shown);
+	sys->nprobed++;
+}
+
+/* Probe the new allocator files among OBJS; *USES: one of OBJS is probed. */
+static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
+			   struct mt_probes *probes,
+			   const struct mt_objects *objs, bool *uses)
+{
+	*uses = false;
+	for (size_t i = 0; i < objs->n; i++) {
+		const struct mt_object *o = &objs->v[i];
+		struct mt_object mark = *o;
+		bool family, probe;
+		int ret;
+
+		if (mt_objects_has(&sys->seen, o))
+			continue;
+		probe = is_allocator(o, objs->has_exe && i == 0, &family,
+				     sys->prefix);
+		if (probe) {
+			ret = mt_probes_attach_object(probes, skel, o, family,
+						      sys->prefix);
+			if (ret == -EOPNOTSUPP)
+				return ret;
+			if (ret)
+				fprintf(stderr, "memtrace: cannot probe %s: %s\n",
+					o->shown, strerror(-ret));
+			else
+				note_probed(sys, o);
+			probe = ret == 0;
+		}
+		/* Remembered either way; an empty name marks "not probed". */
+		if (!probe)
+			mark.shown = (char *)"";
+		if (mt_objects_add(&sys->seen, &mark))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < objs->n && !*uses; i++)
+		for (size_t k = 0; k < sys->seen.n && !*uses; k++)
+			*uses = sys->seen.v[k].dev == objs->v[i].dev &&
+				sys->seen.v[k].ino == objs->v[i].ino &&
+				sys->seen.v[k].shown[0];
+	return 0;
+}
+
+static ssize_t find_proc(const struct mt_system *sys, uint32_t pid)
+{
+	for (size_t i = 0; i < sys->nprocs; i++)
+		if (sys->procs[i].pid == pid && !sys->gone[i])
+			return (ssize_t)i;
+	return -1;
+}
+
+static int add_proc(struct mt_system *sys, uint32_t pid)
+{
+	struct mt_process *np = realloc(sys->procs, (sys->nprocs + 1) * sizeof(*np));
+	bool *ng;
+	char name[64];
+	FILE *f;
+
+	if (!np)
+		return -ENOMEM;
+	sys->procs = np;
+	ng = realloc(sys->gone, (sys->nprocs + 1) * sizeof(*ng));
+	if (!ng)
+		return -ENOMEM;
+	sys->gone = ng;
+	ng = realloc(sys->alive, (sys->nprocs + 1) * sizeof(*ng));
+	if (!ng)
+		return -ENOMEM;
+	sys->alive = ng;
+	ng[sys->nprocs] = false;
+	memset(&np[sys->nprocs], 0, sizeof(*np));
+	np[sys->nprocs].pid = pid;
+	sys->gone[sys->nprocs] = false;
+	snprintf(name, sizeof(name), "/proc/%u/comm", pid);
+	f = fopen(name, "re");
+	if (f) {
+		if (fgets(np[sys->nprocs].comm, sizeof(np->comm), f))
+			np[sys->nprocs].comm[strcspn(np[sys->nprocs].comm, "\n")] = '\0';
+		fclose(f);
+	}
+	sys->nprocs++;
+	return 0;
+}
+
+/*
+ * Processes that allocated but were never seen in /proc (they lived less
+ * than a scan): known by the name the BPF program kept, without mappings.
+ */
+static int add_unseen(struct mt_system *sys, int fd)
+{
+	uint32_t key, next, *prev = NULL;
+	struct mt_comm c;
+	int ret = 0;
+
+	while (ret == 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (find_proc(sys, key) >= 0 || bpf_map_lookup_elem(fd, &key, &c))
+			continue;
+		ret = add_proc(sys, key);
+		if (ret == 0) {
+			memcpy(sys->procs[sys->nprocs - 1].comm, c.comm, sizeof(c.comm));
+			sys->procs[sys->nprocs - 1].comm[sizeof(c.comm) - 1] = '\0';
+			sys->alive[sys->nprocs - 1] = kill((pid_t)key, 0) == 0 ||
+						      errno != ESRCH;
+		}
+	}
+	return ret;
+}
+
+/* Move what the processes that exited left in the maps into sys->dead. */
+static int harvest(struct mt_system *sys, struct memleak_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.comms);
+	uint32_t *pids;
+	size_t n = 0;
+	int ret = add_unseen(sys, fd);
+
+	pids = malloc((sys->nprocs ? sys->nprocs : 1) * sizeof(*pids));
+	if (ret || !pids) {
+		free(pids);
+		return ret ? ret : -ENOMEM;
+	}
+	for (size_t i = 0; i < sys->nprocs; i++) {
+		if (!sys->gone[i] && !sys->alive[i]) {
+			sys->gone[i] = true;
+			pids[n++] = sys->procs[i].pid;
+			bpf_map_delete_elem(fd, &sys->procs[i].pid);
+		}
+	}
+	ret = mt_collect_remove(skel, pids, n, &sys->dead);
+	free(pids);
+	return ret;
+}
+
+int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
+		   struct mt_probes *probes)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int ret = 0;
+
+	sys->last_scan_ns = now_ns();
+	if (!d)
+		return -errno;
+	for (size_t i = 0; i < sys->nprocs; i++)
+		sys->alive[i] = false;
+	while (ret == 0 && (e = readdir(d)) != NULL) {
+		char *end;
+		unsigned long pid = strtoul(e->d_name, &end, 10);
+		struct mt_objects objs;
+		bool uses;
+		ssize_t i;
+
+		if (*end || pid == 0 || pid == (unsigned long)getpid() ||
+		    mt_objects_of_pid((pid_t)pid, &objs))
+			continue; /* not a process, memtrace, or gone */
+		ret = probe_new_files(sys, skel, probes, &objs, &uses);
+		mt_objects_free(&objs);
+		if (ret || !uses)
+			continue;
+		i = find_proc(sys, (uint32_t)pid);
+		if (i < 0) {
+			ret = add_proc(sys, (uint32_t)pid);
+			i = (ssize_t)sys->nprocs - 1;
+		}
+		if (ret == 0) {
+			mt_modules_refresh(&sys->procs[i], false);
+			sys->alive[i] = true;
+		}
+	}
+	closedir(d);
+	return ret ? ret : harvest(sys, skel);
+}
+
+static int on_new_pid(void *ctx, void *data, size_t size)
+{
+	struct mt_system *sys = ctx;
+	uint32_t pid;
+
+	if (size < sizeof(pid))
+		return 0;
+	memcpy(&pid, data, sizeof(pid));
+	if (find_proc(sys, pid) >= 0 || add_proc(sys, pid))
+		return 0;
+	mt_modules_refresh(&sys->procs[sys->nprocs - 1], false);
+	sys->alive[sys->nprocs - 1] = true;
+	return 0;
+}
+
+int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel)
+{
+	sys->new_pids = ring_buffer__new(bpf_map__fd(skel->maps.new_pids),
+					 on_new_pid, sys, NULL);
+	if (!sys->new_pids)
+		return -errno;
+	return ring_buffer__epoll_fd(sys->new_pids);
+}
+
+void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
+		    struct mt_probes *probes)
+{
+	if (sys->new_pids)
+		ring_buffer__consume(sys->new_pids);
+	if (now_ns() - sys->last_scan_ns >= SCAN_INTERVAL_NS)
+		mt_system_scan(sys, skel, probes);
+}
+
+void mt_system_free(struct mt_system *sys)
+{
+	for (size_t i = 0; i < sys->nprocs; i++) {
+		for (size_t m = 0; m < sys->procs[i].nmods; m++) {
+			free(sys->procs[i].mods[m].path);
+			if (sys->procs[i].mods[m].fd >= 0)
+				close(sys->procs[i].mods[m].fd);
+		}
+		free(sys->procs[i].mods);
+	}
+	free(sys->procs);
+	if (sys->new_pids)
+		ring_buffer__free(sys->new_pids);
+	free(sys->gone);
+	free(sys->alive);
+	mt_objects_free(&sys->seen);
+	mt_raw_profile_free(&sys->dead);
+	memset(sys, 0, sizeof(*sys));
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * system.h: system-wide tracing.  Finds every allocator file any process
+ * maps (each libc, including containers', jemalloc, tcmalloc, libstdc++,
+ * static executables that define malloc) and probes it for all processes;
+ * keeps the mappings of the processes that use them; moves what an exited
+ * process left out of the BPF maps, so they do not fill up.
+ */
+#ifndef MEMTRACE_SYSTEM_H
+#define MEMTRACE_SYSTEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "objects.h"
+#include "probes.h"
+#include "profile.h"
+
+struct memleak_bpf;
+struct ring_buffer;
+
+struct mt_system {
+	const char *prefix;          /* --symbol-prefix */
+	struct mt_objects seen;      /* files already looked at (probed or not) */
+	size_t nprobed;              /* of them, files with probes */
+	char probed[2048];           /* their paths, for the report header */
+	struct mt_process *procs;    /* processes that use a probed file */
+	bool *gone;                  /* procs[i] has exited */
+	bool *alive;                 /* procs[i] was seen by this scan */
+	size_t nprocs;
+	struct mt_raw_profile dead;  /* stacks and blocks of exited processes */
+	uint64_t last_scan_ns;
+	struct ring_buffer *new_pids; /* first allocations of new processes */
+};
+
+/*
+ * Look at every process: probe new allocator files, follow new processes,
+ * harvest exited ones.  Returns 0, or -errno when probing failed
+ * (-EOPNOTSUPP: load without uprobe_multi and start again).
+ */
+int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
+		   struct mt_probes *probes);
+
+/*
+ * Follow the processes that allocated for the first time (their mappings
+ * are read at once, before a short-lived one is gone), and mt_system_scan
+ * at most once a second.
+ */
+void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
+		    struct mt_probes *probes);
+
+/* A descriptor that becomes readable when a new process allocates; -errno. */
+int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel);
+
+void mt_system_free(struct mt_system *sys);
+
+#endif

@@ -1,0 +1,85 @@
+"""System-wide tracing (no -p, no command): two waiters started before
+memtrace and one started after it, each with exact totals of its own,
+kept apart by pid; and their leaks kept after they exit."""
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+import mtlib
+from mtlib import check, check_eq, test
+from programs import WAITER, WAITER_PRE, WAITER_PRE_SIZE, totals
+
+RAW_STACK = re.compile(r"^stack \d+ id 0x[0-9a-f]+ pid (\d+): allocated (\d+) bytes in (\d+) objects, "
+                       r"freed (\d+) bytes in (\d+) objects$")
+
+
+def per_pid(raw_text):
+    """{pid: [alloc bytes, alloc objects, freed bytes, freed objects]} from --raw."""
+    out = {}
+    for line in raw_text.splitlines():
+        m = RAW_STACK.match(line)
+        if m:
+            v = out.setdefault(int(m.group(1)), [0, 0, 0, 0])
+            for k in range(4):
+                v[k] += int(m.group(k + 2))
+    return out
+
+
+def step(w, what="done"):
+    w.send("\n")
+    line = w.out.wait_for(lambda l: l.strip() == what, 30)
+    check(line is not None, "waiter did not say %r" % what, w.details())
+
+
+@test("system.three_processes_apart")
+def _three():
+    t = totals(WAITER)
+    traced = [t["alloc_space"], t["alloc_objects"],
+              t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
+    pre = WAITER_PRE * WAITER_PRE_SIZE
+    # Started after memtrace: its PRE blocks are traced too, and freed.
+    late = [traced[0] + pre, traced[1] + WAITER_PRE, traced[2] + pre, traced[3] + WAITER_PRE]
+    d = tempfile.mkdtemp(prefix="mt-system-")
+    raw, folded = os.path.join(d, "raw.txt"), os.path.join(d, "folded.txt")
+    a, b = mtlib.start_waiter(), mtlib.start_waiter()
+    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw, "--folded=" + folded, "--metric", "alloc_objects", "-n", "1000000",
+                   "--text"], stdin=subprocess.DEVNULL)
+    c = None
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+        step(a)
+        step(b)
+        c = mtlib.start_waiter()
+        step(c)
+        for w in (a, b, c):
+            w.send("\n")
+            check_eq(w.wait(30), 0, "waiter exit status", w.details())
+        time.sleep(1.5)  # a scan notices the exits and moves their data out of the maps
+        mt.signal(signal.SIGINT)
+        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
+    finally:
+        for w in (a, b, c):
+            if w:
+                mtlib.kill_quietly(w)
+        mtlib.kill_quietly(mt)
+    with open(raw) as f:
+        got = per_pid(f.read())
+    details = mt.details()
+    check_eq(got.get(a.pid), traced, "pid %d (started before): allocated/freed bytes and objects" % a.pid, details)
+    check_eq(got.get(b.pid), traced, "pid %d (started before): allocated/freed bytes and objects" % b.pid, details)
+    check_eq(got.get(c.pid), late, "pid %d (started after): allocated/freed bytes and objects" % c.pid, details)
+    with open(folded) as f:
+        roots = {l.split(";", 1)[0] for l in f.read().splitlines()}
+    for w in (a, b, c):
+        check("waiter (%d)" % w.pid in roots, "folded stacks have no root frame 'waiter (%d)'" % w.pid,
+              "\n".join(sorted(roots)))
+    rep = mtlib.parse_report(mt.out.text())
+    check(rep.target.startswith("system-wide"), "target line: %r" % rep.target, details)
+    row = rep.row("waiter_leak")
+    check(row is not None and row.flat == 3 * WAITER.funcs["waiter_leak"].alloc_objects,
+          "flat alloc_objects of waiter_leak over the three waiters", mtlib.tail(mt.out.text(), 40))
