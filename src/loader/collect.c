@@ -90,87 +90,112 @@ static bool wanted(const struct pid_filter *f, uint32_t pid)
 	return f->n == 0 || bsearch(&pid, f->pids, f->n, sizeof(pid), cmp_u32);
 }
 
-static int read_stats(struct memleak_bpf *skel, struct mt_raw_profile *raw,
-		      const struct pid_filter *f)
+/* Called for every entry of a walked map; returns 0 or -errno. */
+typedef int (*visit_fn)(struct mt_raw_profile *raw, const void *key,
+			const void *value, void *ctx);
+
+/*
+ * Visit the entries of map FD (keys of KSIZE bytes beginning with the pid)
+ * of the processes F wants; with f->remove, delete them after the walk,
+ * which deleting would disturb.
+ */
+static int walk(int fd, size_t ksize, size_t vsize, const struct pid_filter *f,
+		visit_fn visit, struct mt_raw_profile *raw, void *ctx)
 {
-	int fd = bpf_map__fd(skel->maps.stats);
-	int stacks_fd = bpf_map__fd(skel->maps.stacks);
-	struct mt_stat_key key, next, *del = NULL;
-	struct mt_stat st;
-	size_t cap = raw->nstacks, ndel = 0, delcap = 0;
+	char *key = malloc(ksize), *value = malloc(vsize), *del = NULL;
+	size_t ndel = 0, delcap = 0;
 	void *prev = NULL;
-	int ret = 0;
+	int ret = key && value ? 0 : -ENOMEM;
 
-	while (ret == 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct mt_raw_stack *rs;
+	while (ret == 0 && bpf_map_get_next_key(fd, prev, key) == 0) {
+		uint32_t pid;
 
-		key = next;
-		prev = &key;
-		if (!wanted(f, key.pid) || bpf_map_lookup_elem(fd, &key, &st))
+		memcpy(&pid, key, sizeof(pid));
+		prev = key;
+		if (!wanted(f, pid) || bpf_map_lookup_elem(fd, key, value))
 			continue;
-		ret = reserve((void **)&raw->stacks, &cap, raw->nstacks,
-			      sizeof(*raw->stacks));
-		if (!ret && f->remove)
-			ret = reserve((void **)&del, &delcap, ndel, sizeof(*del));
-		if (ret)
-			break;
-		if (f->remove)
-			del[ndel++] = key;
-		rs = &raw->stacks[raw->nstacks];
-		memset(rs, 0, sizeof(*rs));
-		rs->pid = key.pid;
-		rs->stack_id = key.stack_id;
-		rs->category = key.category;
-		rs->alloc_bytes = st.alloc_bytes;
-		rs->alloc_objects = st.alloc_objects;
-		rs->free_bytes = st.free_bytes;
-		rs->free_objects = st.free_objects;
-		ret = stack_ips(stacks_fd, key.stack_id, rs);
-		if (!ret)
-			raw->nstacks++;
+		if (f->remove) {
+			ret = reserve((void **)&del, &delcap, ndel, ksize);
+			if (ret)
+				break;
+			memcpy(del + ksize * ndel++, key, ksize);
+		}
+		ret = visit(raw, key, value, ctx);
 	}
-	/* Deleted after the walk, which deleting would disturb. */
 	for (size_t i = 0; i < ndel; i++)
-		bpf_map_delete_elem(fd, &del[i]);
+		bpf_map_delete_elem(fd, del + ksize * i);
 	free(del);
+	free(key);
+	free(value);
 	return ret;
 }
 
-static int read_blocks(struct memleak_bpf *skel, struct mt_raw_profile *raw,
-		       const struct pid_filter *f)
+struct stats_ctx {
+	int stacks_fd;
+	size_t cap;
+};
+
+static int add_stack(struct mt_raw_profile *raw, const void *k, const void *v,
+		     void *arg)
 {
-	int fd = bpf_map__fd(skel->maps.allocs);
-	struct mt_alloc_key key, next, *del = NULL;
-	struct mt_alloc_info info;
-	size_t cap = raw->nblocks, ndel = 0, delcap = 0;
-	void *prev = NULL;
-	int ret = 0;
+	const struct mt_stat_key *key = k;
+	const struct mt_stat *st = v;
+	struct stats_ctx *c = arg;
+	struct mt_raw_stack *rs;
+	int ret = reserve((void **)&raw->stacks, &c->cap, raw->nstacks,
+			  sizeof(*raw->stacks));
 
-	while (ret == 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct mt_raw_block *b;
+	if (ret)
+		return ret;
+	rs = &raw->stacks[raw->nstacks];
+	memset(rs, 0, sizeof(*rs));
+	rs->pid = key->pid;
+	rs->stack_id = key->stack_id;
+	rs->category = key->category;
+	rs->alloc_bytes = st->alloc_bytes;
+	rs->alloc_objects = st->alloc_objects;
+	rs->free_bytes = st->free_bytes;
+	rs->free_objects = st->free_objects;
+	ret = stack_ips(c->stacks_fd, key->stack_id, rs);
+	if (!ret)
+		raw->nstacks++;
+	return ret;
+}
 
-		key = next;
-		prev = &key;
-		if (!wanted(f, key.pid) || bpf_map_lookup_elem(fd, &key, &info))
-			continue;
-		ret = reserve((void **)&raw->blocks, &cap, raw->nblocks,
-			      sizeof(*raw->blocks));
-		if (!ret && f->remove)
-			ret = reserve((void **)&del, &delcap, ndel, sizeof(*del));
-		if (ret)
-			break;
-		if (f->remove)
-			del[ndel++] = key;
-		b = &raw->blocks[raw->nblocks++];
-		b->pid = key.pid;
-		b->addr = key.addr;
-		b->size = info.size;
-		b->stack_id = info.stack_id;
-		b->timestamp_ns = info.timestamp;
-	}
-	for (size_t i = 0; i < ndel; i++)
-		bpf_map_delete_elem(fd, &del[i]);
-	free(del);
+static int add_block(struct mt_raw_profile *raw, const void *k, const void *v,
+		     void *arg)
+{
+	const struct mt_alloc_key *key = k;
+	const struct mt_alloc_info *info = v;
+	size_t *cap = arg;
+	struct mt_raw_block *b;
+	int ret = reserve((void **)&raw->blocks, cap, raw->nblocks,
+			  sizeof(*raw->blocks));
+
+	if (ret)
+		return ret;
+	b = &raw->blocks[raw->nblocks++];
+	b->pid = key->pid;
+	b->addr = key->addr;
+	b->size = info->size;
+	b->stack_id = info->stack_id;
+	b->timestamp_ns = info->timestamp;
+	return 0;
+}
+
+/* The stacks, then the outstanding blocks, of the processes F wants. */
+static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
+		     const struct pid_filter *f)
+{
+	struct stats_ctx sc = { bpf_map__fd(skel->maps.stacks), raw->nstacks };
+	size_t bcap = raw->nblocks;
+	int ret = walk(bpf_map__fd(skel->maps.stats), sizeof(struct mt_stat_key),
+		       sizeof(struct mt_stat), f, add_stack, raw, &sc);
+
+	if (!ret)
+		ret = walk(bpf_map__fd(skel->maps.allocs),
+			   sizeof(struct mt_alloc_key), sizeof(struct mt_alloc_info),
+			   f, add_block, raw, &bcap);
 	return ret;
 }
 
@@ -179,24 +204,16 @@ int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 	struct pid_filter all = { NULL, 0, false };
 	int ret = read_counters(skel, raw->sum.counters);
 
-	if (!ret)
-		ret = read_stats(skel, raw, &all);
-	if (!ret)
-		ret = read_blocks(skel, raw, &all);
-	return ret;
+	return ret ? ret : read_maps(skel, raw, &all);
 }
 
 int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
 		      struct mt_raw_profile *raw)
 {
 	struct pid_filter f = { pids, n, true };
-	int ret;
 
 	if (n == 0)
 		return 0;
 	qsort(pids, n, sizeof(*pids), cmp_u32);
-	ret = read_stats(skel, raw, &f);
-	if (!ret)
-		ret = read_blocks(skel, raw, &f);
-	return ret;
+	return read_maps(skel, raw, &f);
 }

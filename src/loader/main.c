@@ -130,45 +130,78 @@ static const char *alloc_name(const struct target *t)
 	return t->alloc.obj ? t->alloc.obj->shown : "the allocator";
 }
 
+/* Attaches the probes to a loaded program; undoes a partial attach itself. */
+typedef int (*attach_fn)(struct memleak_bpf *skel, bool multi, void *ctx);
+
 /*
  * Load and attach: with uprobe_multi links where the kernel has them (one
  * link per object and program: quick to attach and to remove), else with
- * one perf-event uprobe per function.
+ * one perf-event uprobe per function.  Returns 0, or -errno after a
+ * message for a failed load; an ATTACH error is returned for its caller.
  */
-static int load_and_attach(const struct mt_options *o, const struct target *t,
-			   struct memleak_bpf **skel, struct mt_probes *probes)
+static int load_and_attach(const struct mt_options *o, struct memleak_bpf **skel,
+			   attach_fn attach, void *ctx, int *attach_err)
 {
 	int ret = -EOPNOTSUPP;
 
+	*attach_err = 0;
 	for (int multi = 1; multi >= 0 && ret == -EOPNOTSUPP; multi--) {
 		ret = load_bpf(o, multi, skel);
 		if (ret && multi) {
 			ret = -EOPNOTSUPP;
 			continue;
 		}
-		if (ret) {
-			if (ret == -EPERM || ret == -EACCES)
-				return fail("not allowed to load BPF programs: need %s",
-					    MT_CAPS_NEEDED);
+		if (ret == -EPERM || ret == -EACCES)
+			return fail("not allowed to load BPF programs: need %s",
+				    MT_CAPS_NEEDED);
+		if (ret)
 			return fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
 				    strerror(-ret));
-		}
-		ret = mt_probes_attach(probes, *skel, t->pid, &t->alloc,
-				       o->symbol_prefix, &t->objs, multi, o->mmap);
+		ret = attach(*skel, multi, ctx);
 		if (ret) {
-			mt_probes_detach(probes);
 			memleak_bpf__destroy(*skel);
 			*skel = NULL;
 		}
 	}
+	*attach_err = ret;
 	if (ret == -EPERM || ret == -EACCES)
 		return fail("not allowed to attach uprobes: need %s", MT_CAPS_NEEDED);
-	if (ret == -ENOENT)
+	return 0;
+}
+
+struct target_attach {
+	const struct mt_options *o;
+	const struct target *t;
+	struct mt_probes *probes;
+};
+
+static int attach_target(struct memleak_bpf *skel, bool multi, void *arg)
+{
+	struct target_attach *c = arg;
+	int ret = mt_probes_attach(c->probes, skel, c->t->pid, &c->t->alloc,
+				   c->o->symbol_prefix, &c->t->objs, multi,
+				   c->o->mmap);
+
+	if (ret)
+		mt_probes_detach(c->probes);
+	return ret;
+}
+
+/* Load, and attach to the target's allocator and new/delete. */
+static int start_target(const struct mt_options *o, const struct target *t,
+			struct memleak_bpf **skel, struct mt_probes *probes)
+{
+	struct target_attach c = { o, t, probes };
+	int err, ret = load_and_attach(o, skel, attach_target, &c, &err);
+
+	if (ret || err == -EPERM || err == -EACCES)
+		return 1;
+	if (err == -ENOENT)
 		return fail("%s defines no %smalloc: nothing to probe",
 			    alloc_name(t), o->symbol_prefix);
-	if (ret)
+	if (err)
 		return fail("cannot attach uprobes to %s: %s", alloc_name(t),
-			    strerror(-ret));
+			    strerror(-err));
 	if (o->mmap && !probes->mmap)
 		fprintf(stderr, "memtrace: no libc with mmap found: --mmap traces nothing\n");
 	return 0;
@@ -361,7 +394,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	struct dlopen_ctx dl = { t, &probes, NULL };
 	int ret;
 
-	if (load_and_attach(o, t, &skel, &probes))
+	if (start_target(o, t, &skel, &probes))
 		return 1;
 	dl.skel = skel;
 	s.on_new_files = on_new_files;
@@ -438,32 +471,38 @@ static void system_tick(void *arg)
 	mt_system_tick(c->sys, c->skel, c->probes);
 }
 
+struct system_attach {
+	const struct mt_options *o;
+	struct mt_system *sys;
+	struct mt_probes *probes;
+};
+
+static int attach_system(struct memleak_bpf *skel, bool multi, void *arg)
+{
+	struct system_attach *c = arg;
+	int ret;
+
+	mt_probes_init(c->probes, -1, multi, c->o->mmap);
+	ret = mt_system_scan(c->sys, skel, c->probes);
+	if (ret) {
+		mt_probes_detach(c->probes);
+		mt_system_free(c->sys);
+		c->sys->prefix = c->o->symbol_prefix;
+	}
+	return ret;
+}
+
+/* Load, and attach to every allocator any process maps now. */
 static int start_system(const struct mt_options *o, struct mt_system *sys,
 			struct memleak_bpf **skel, struct mt_probes *probes)
 {
-	int ret = -EOPNOTSUPP;
+	struct system_attach c = { o, sys, probes };
+	int err, ret = load_and_attach(o, skel, attach_system, &c, &err);
 
-	for (int multi = 1; multi >= 0 && ret == -EOPNOTSUPP; multi--) {
-		ret = load_bpf(o, multi, skel);
-		if (ret) {
-			if (multi) {
-				ret = -EOPNOTSUPP;
-				continue;
-			}
-			return fail("cannot load the BPF program: %s", strerror(-ret));
-		}
-		mt_probes_init(probes, -1, multi, o->mmap);
-		ret = mt_system_scan(sys, *skel, probes);
-		if (ret) {
-			mt_probes_detach(probes);
-			memleak_bpf__destroy(*skel);
-			*skel = NULL;
-			mt_system_free(sys);
-			sys->prefix = o->symbol_prefix;
-		}
-	}
-	if (ret)
-		return fail("cannot attach uprobes: %s", strerror(-ret));
+	if (ret || err == -EPERM || err == -EACCES)
+		return 1;
+	if (err)
+		return fail("cannot attach uprobes: %s", strerror(-err));
 	if (!sys->nprobed) {
 		memleak_bpf__destroy(*skel);
 		*skel = NULL;

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prologue.c: move an entry uprobe from a function's first instruction to
+ * the first one the kernel emulates (x86-64).
+ *
+ * What the kernel does (arch/x86/kernel/uprobes.c, 6.x): a probed
+ * instruction is either emulated in the breakpoint handler or copied to an
+ * out-of-line slot and single-stepped, which costs a second trap.
+ * Emulated: branch_setup_xol_ops() - insn_is_nop() NOPs, jmp rel8/rel32,
+ * jcc rel8/rel32, call rel32, all without a 66 prefix; and
+ * push_setup_xol_ops() - push %reg encoded 50-57 or 41 50-57 (no other
+ * prefix).  This file recognises a subset of those, exactly.
+ *
+ * Safety argument.  The probe is moved from the entry E to a point P only
+ * when all of these hold:
+ *  1. Every instruction in [E, P) is straight-line code that writes no
+ *     memory and no register but the flags and the scratch registers rax,
+ *     r10 and r11 (never an argument register, rsp or rbp): so at P the
+ *     arguments, the stack pointer, the return address at [rsp] and the
+ *     frame pointer chain the stack walk follows are what they were at E.
+ *     The probe fires before the instruction at P executes, so P itself
+ *     may be a push.
+ *  2. The only branch skipped is, for free-like kinds (FREE, DELETE), a
+ *     `je`/`jz` that directly follows `test %rdi,%rdi` at the start of the
+ *     scanned range and whose target is a `ret` reached through NOPs only:
+ *     the path it leaves by frees nothing and calls nothing (no call, no
+ *     jump: a tail jump could free).  Any other branch ends the scan (the
+ *     probe may sit on it: branches are emulated).
+ *  3. No direct branch anywhere in the file's executable segments targets
+ *     (E, P], and no symbol is defined there: P is reached only by falling
+ *     through from E, so once per call (a loop back into (E, P] would make
+ *     it fire twice).  The byte-wise search finds every rel8/rel32 jmp,
+ *     jcc, loop/jrcxz and call, even ones at misaligned offsets (false hits
+ *     only cost the optimisation).  Indirect jumps are not followed: a jump
+ *     table case or computed goto landing on one of a function's first few
+ *     instructions is assumed away.
+ * When in doubt (unknown instruction, short file, non x86-64 ELF) the
+ * answer is E itself.
+ */
+#include "prologue.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include "memleak.h"
+
+/* How many instructions from the entry may be looked at or skipped. */
+#define MAX_INSNS 8
+/* Bytes read at the entry: the prologue and a NULL check's target. */
+#define CODE_WINDOW 4096
+/* Executable segments are searched for branches this many bytes at a time. */
+#define SCAN_CHUNK (1U << 20)
+/* Longest direct branch (0f 8x rel32): chunks overlap by one less. */
+#define MAX_BRANCH 6
+#define SYM_BATCH 1024
+
+/* Registers by x86 number: rax 0, ..., r10 10, r11 11. */
+static bool is_scratch(unsigned reg)
+{
+	return reg == 0 || reg == 10 || reg == 11;
+}
+
+static int32_t rel32(const uint8_t *p)
+{
+	uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		     (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+
+	return (int32_t)v;
+}
+
+/*
+ * Bytes taken by a ModRM byte with the SIB byte and displacement it
+ * implies (64-bit addressing), or 0 when AVAIL is too short.
+ */
+static size_t modrm_len(const uint8_t *p, size_t avail)
+{
+	unsigned mod, rm;
+	size_t n = 1;
+
+	if (avail < 1)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod == 3)
+		return 1;
+	if (rm == 4) {
+		if (avail < 2)
+			return 0;
+		n = 2;
+		if (mod == 0 && (p[1] & 7) == 5)
+			n += 4; /* SIB without base: disp32 */
+	} else if (mod == 0 && rm == 5) {
+		n += 4; /* rip-relative disp32 */
+	}
+	if (mod == 1)
+		n += 1;
+	else if (mod == 2)
+		n += 4;
+	return n <= avail ? n : 0;
+}
+
+/* An insn_is_nop() NOP: [66]* 90, or [66]* 0f 1f /0.  Its length, or 0. */
+static size_t nop_len(const uint8_t *c, size_t len)
+{
+	size_t i = 0, m;
+
+	while (i < len && i < 4 && c[i] == 0x66)
+		i++;
+	if (i < len && c[i] == 0x90)
+		return i + 1;
+	if (i + 2 < len && c[i] == 0x0f && c[i + 1] == 0x1f &&
+	    ((c[i + 2] >> 3) & 7) == 0) {
+		m = modrm_len(c + i + 2, len - i - 2);
+		return m ? i + 2 + m : 0;
+	}
+	return 0;
+}
+
+/* push %reg the way push_setup_xol_ops() takes it: 50-57 or 41 50-57. */
+static size_t push_len(const uint8_t *c, size_t len)
+{
+	if (len >= 1 && c[0] >= 0x50 && c[0] <= 0x57)
+		return 1;
+	if (len >= 2 && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57)
+		return 2;
+	return 0;
+}
+
+/* A relative jmp, jcc or call without prefixes: its length, or 0. */
+static size_t branch_len(const uint8_t *c, size_t len)
+{
+	size_t n = 0;
+
+	if (len < 1)
+		return 0;
+	if (c[0] == 0xeb || (c[0] >= 0x70 && c[0] <= 0x7f))
+		n = 2;
+	else if (c[0] == 0xe8 || c[0] == 0xe9)
+		n = 5;
+	else if (len >= 2 && c[0] == 0x0f && (c[1] & 0xf0) == 0x80)
+		n = 6;
+	return n <= len ? n : 0;
+}
+
+size_t mt_prologue_emulated_len(const uint8_t *code, size_t len)
+{
+	size_t n = push_len(code, len);
+
+	if (!n)
+		n = nop_len(code, len);
+	if (!n)
+		n = branch_len(code, len);
+	return n;
+}
+
+/*
+ * What a ModRM instruction form may write besides the flags, by opcode and
+ * ModRM.reg: nothing (compares and tests), ModRM.reg, or ModRM.rm (accepted
+ * in register form only).  *IMM gets the immediate's size.
+ */
+enum form { F_NO, F_FLAGS, F_REG, F_RM };
+
+static enum form form_of(uint8_t op, unsigned reg3, size_t *imm)
+{
+	*imm = 0;
+	switch (op) {
+	case 0x38: case 0x39: case 0x3a: case 0x3b: /* cmp */
+	case 0x84: case 0x85:                       /* test */
+		return F_FLAGS;
+	case 0x03: case 0x0b: case 0x23: case 0x2b: case 0x33: /* alu r, r/m */
+	case 0x8b: case 0x8d:                       /* mov r, r/m; lea */
+		return F_REG;
+	case 0x01: case 0x09: case 0x21: case 0x29: case 0x31: /* alu r/m, r */
+	case 0x89:                                  /* mov r/m, r */
+		return F_RM;
+	case 0x80: /* group 1, imm8, 8-bit: only cmp */
+		*imm = 1;
+		return reg3 == 7 ? F_FLAGS : F_NO;
+	case 0x83: /* group 1, imm8: cmp, or an operation on r/m */
+	case 0x81: /* group 1, imm32 */
+		*imm = op == 0x83 ? 1 : 4;
+		return reg3 == 7 ? F_FLAGS : F_RM;
+	case 0xf6: /* test r/m8, imm8 */
+	case 0xf7: /* test r/m, imm32 */
+		*imm = op == 0xf6 ? 1 : 4;
+		return reg3 == 0 ? F_FLAGS : F_NO;
+	default:
+		return F_NO;
+	}
+}
+
+/* mov $imm, %reg (b8+r): a skippable length when the register is scratch. */
+static size_t mov_imm_len(uint8_t rex, uint8_t op, size_t at, size_t len)
+{
+	unsigned reg = (op & 7U) | (rex & 1U) << 3;
+	size_t n = at + ((rex & 8U) ? 8 : 4);
+
+	return is_scratch(reg) && n <= len ? n : 0;
+}
+
+/*
+ * Length of an instruction that may be skipped (rule 1 above): endbr64, a
+ * compare or test, or a mov/lea/ALU operation whose only register result is
+ * rax, r10 or r11; an fs/gs segment prefix and a REX prefix are accepted.
+ * 0 for anything else, including anything with an operand-size prefix.
+ */
+static size_t skippable_len(const uint8_t *c, size_t len)
+{
+	size_t i = 0, m, imm;
+	uint8_t rex = 0, op;
+	unsigned reg, rm;
+	enum form f;
+
+	if (len >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e &&
+	    c[3] == 0xfa)
+		return 4; /* endbr64 */
+	if (i < len && (c[i] == 0x64 || c[i] == 0x65))
+		i++;
+	if (i < len && (c[i] & 0xf0) == 0x40)
+		rex = c[i++];
+	if (i >= len)
+		return 0;
+	op = c[i++];
+	if (op >= 0xb8 && op <= 0xbf)
+		return mov_imm_len(rex, op, i, len);
+	m = modrm_len(c + i, len - i);
+	if (!m)
+		return 0;
+	reg = ((c[i] >> 3) & 7U) | (rex & 4U) << 1;
+	rm = (c[i] & 7U) | (rex & 1U) << 3;
+	f = form_of(op, (c[i] >> 3) & 7U, &imm);
+	if (f == F_NO || i + m + imm > len)
+		return 0;
+	if (f == F_REG && (!is_scratch(reg) || (op == 0x8d && c[i] >> 6 == 3)))
+		return 0;
+	if (f == F_RM && (c[i] >> 6 != 3 || !is_scratch(rm)))
+		return 0; /* a memory destination, or not a scratch register */
+	return i + m + imm;
+}
+
+/* The path at CODE[AT]: a ret (or rep ret) after NOPs only. */
+static bool returns_at_once(const uint8_t *code, size_t len, size_t at)
+{
+	for (int k = 0; k < MAX_INSNS && at < len; k++) {
+		size_t n;
+
+		if (code[at] == 0xc3)
+			return true;
+		if (at + 1 < len && code[at] == 0xf3 && code[at + 1] == 0xc3)
+			return true;
+		n = nop_len(code + at, len - at);
+		if (!n)
+			return false;
+		at += n;
+	}
+	return false;
+}
+
+/*
+ * True when the je/jz at CODE[AT] directly follows `test %rdi,%rdi` at
+ * CODE[PREV] and jumps to a plain return (rule 2 above).
+ */
+static bool null_check_at(const uint8_t *code, size_t len, size_t prev,
+			  size_t at)
+{
+	size_t n = branch_len(code + at, len - at);
+	int64_t target;
+
+	if (prev + 3 != at || code[prev] != 0x48 || code[prev + 1] != 0x85 ||
+	    code[prev + 2] != 0xff)
+		return false;
+	if (n == 2 && code[at] == 0x74)
+		target = (int64_t)(at + n) + (int8_t)code[at + 1];
+	else if (n == 6 && code[at] == 0x0f && code[at + 1] == 0x84)
+		target = (int64_t)(at + n) + rel32(code + at + 2);
+	else
+		return false;
+	return target >= 0 && (uint64_t)target < len &&
+	       returns_at_once(code, len, (size_t)target);
+}
+
+/*
+ * Walk from CODE[0] over skippable instructions to the first emulated one;
+ * with NULL_SKIP, go on past a NULL check's je (remembered as the answer
+ * should nothing emulated follow it).
+ */
+static bool scan(const uint8_t *code, size_t len, bool null_skip,
+		 size_t *advance)
+{
+	size_t pos = 0, prev = SIZE_MAX, je_at = SIZE_MAX;
+
+	for (int k = 0; k < MAX_INSNS && pos < len; k++) {
+		size_t n = mt_prologue_emulated_len(code + pos, len - pos);
+
+		if (n && null_skip && je_at == SIZE_MAX && prev != SIZE_MAX &&
+		    null_check_at(code, len, prev, pos)) {
+			je_at = pos;
+		} else if (n) {
+			*advance = pos;
+			return true;
+		} else {
+			n = skippable_len(code + pos, len - pos);
+			if (!n)
+				break;
+		}
+		prev = pos;
+		pos += n;
+	}
+	*advance = je_at != SIZE_MAX ? je_at : 0;
+	return je_at != SIZE_MAX;
+}
+
+static bool free_like(int kind)
+{
+	return kind == MT_CALL_FREE || kind == MT_CALL_DELETE;
+}
+
+bool mt_prologue_scan(const uint8_t *code, size_t len, int kind,
+		      size_t *advance)
+{
+	return scan(code, len, free_like(kind), advance);
+}
+
+/* pread until N bytes or end of file: bytes read, or -errno. */
+static ssize_t read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pread(fd, (char *)buf + done, n - done,
+				  (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+static bool read_exact(int fd, void *buf, size_t n, uint64_t off)
+{
+	return read_at(fd, buf, n, off) == (ssize_t)n;
+}
+
+/* An x86-64 ELF file's header and program headers (*PH to free). */
+static bool load_elf(int fd, Elf64_Ehdr *eh, Elf64_Phdr **ph)
+{
+	size_t sz;
+
+	*ph = NULL;
+	if (!read_exact(fd, eh, sizeof(*eh), 0) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_machine != EM_X86_64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 ||
+	    eh->e_phnum >= PN_XNUM)
+		return false;
+	sz = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+	*ph = malloc(sz);
+	if (*ph && read_exact(fd, *ph, sz, eh->e_phoff))
+		return true;
+	free(*ph);
+	*ph = NULL;
+	return false;
+}
+
+static bool in_range(uint64_t t, uint64_t lo, uint64_t hi)
+{
+	return t > lo && t <= hi;
+}
+
+/* A direct branch at B[I] (virtual address VA) whose target is in (LO, HI]. */
+static bool branch_into(const uint8_t *b, size_t n, size_t i, uint64_t va,
+			uint64_t lo, uint64_t hi)
+{
+	uint8_t op = b[i];
+
+	if ((op == 0xeb || (op >= 0x70 && op <= 0x7f) ||
+	     (op >= 0xe0 && op <= 0xe3)) && i + 2 <= n &&
+	    in_range(va + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1], lo, hi))
+		return true;
+	if ((op == 0xe8 || op == 0xe9) && i + 5 <= n &&
+	    in_range(va + 5 + (uint64_t)(int64_t)rel32(b + i + 1), lo, hi))
+		return true;
+	return op == 0x0f && i + 6 <= n && (b[i + 1] & 0xf0) == 0x80 &&
+	       in_range(va + 6 + (uint64_t)(int64_t)rel32(b + i + 2), lo, hi);
+}
+
+/* Does any byte offset of segment PH hold a branch into (LO, HI]? */
+static bool segment_branches_into(int fd, const Elf64_Phdr *ph, uint64_t lo,
+				  uint64_t hi, uint8_t *buf)
+{
+	for (uint64_t s = 0; s < ph->p_filesz; s += SCAN_CHUNK) {
+		uint64_t left = ph->p_filesz - s;
+		size_t want = left < SCAN_CHUNK + MAX_BRANCH - 1 ?
+				      (size_t)left : SCAN_CHUNK + MAX_BRANCH - 1;
+		size_t end = want < SCAN_CHUNK ? want : SCAN_CHUNK;
+
+		if (!read_exact(fd, buf, want, ph->p_offset + s))
+			return true; /* cannot tell: assume the worst */
+		for (size_t i = 0; i < end; i++)
+			if (branch_into(buf, want, i, ph->p_vaddr + s + i, lo, hi))
+				return true;
+	}
+	return false;
+}
+
+static bool any_branch_into(int fd, const Elf64_Ehdr *eh,
+			    const Elf64_Phdr *ph, uint64_t lo, uint64_t hi)
+{
+	uint8_t *buf = malloc(SCAN_CHUNK + MAX_BRANCH);
+	bool hit = buf == NULL;
+
+	for (size_t k = 0; !hit && k < eh->e_phnum; k++)
+		if (ph[k].p_type == PT_LOAD && (ph[k].p_flags & PF_X))
+			hit = segment_branches_into(fd, &ph[k], lo, hi, buf);
+	free(buf);
+	return hit;
+}
+
+/* Does symbol table SH define something at an address in (LO, HI]? */
+static bool table_defines_in(int fd, const Elf64_Shdr *sh, uint64_t lo,
+			     uint64_t hi, Elf64_Sym *syms)
+{
+	uint64_t n = sh->sh_size / sizeof(Elf64_Sym);
+
+	if (sh->sh_entsize != sizeof(Elf64_Sym))
+		return true;
+	for (uint64_t first = 0; first < n; first += SYM_BATCH) {
+		size_t cnt = n - first < SYM_BATCH ? (size_t)(n - first) : SYM_BATCH;
+
+		if (!read_exact(fd, syms, cnt * sizeof(Elf64_Sym),
+				sh->sh_offset + first * sizeof(Elf64_Sym)))
+			return true;
+		for (size_t i = 0; i < cnt; i++) {
+			int type = ELF64_ST_TYPE(syms[i].st_info);
+
+			if (syms[i].st_shndx != SHN_UNDEF && type != STT_SECTION &&
+			    type != STT_FILE && type != STT_TLS &&
+			    in_range(syms[i].st_value, lo, hi))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool any_symbol_in(int fd, const Elf64_Ehdr *eh, uint64_t lo,
+			  uint64_t hi)
+{
+	Elf64_Sym *syms = malloc(SYM_BATCH * sizeof(Elf64_Sym));
+	bool hit = syms == NULL || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+		   eh->e_shnum == 0;
+
+	for (size_t k = 0; !hit && k < eh->e_shnum; k++) {
+		Elf64_Shdr sh;
+
+		if (!read_exact(fd, &sh, sizeof(sh),
+				eh->e_shoff + k * sizeof(Elf64_Shdr)))
+			hit = true;
+		else if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			hit = table_defines_in(fd, &sh, lo, hi, syms);
+	}
+	free(syms);
+	return hit;
+}
+
+/*
+ * Rule 3: is the code at file offsets (FUNC_OFF, PROBE_OFF] entered only by
+ * falling through from FUNC_OFF?  Addresses are compared as virtual
+ * addresses of the executable segment holding FUNC_OFF.
+ */
+static bool entered_only_from_entry(int fd, uint64_t func_off,
+				    uint64_t probe_off)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr *ph;
+	bool ok = false;
+
+	if (!load_elf(fd, &eh, &ph))
+		return false;
+	for (size_t k = 0; k < eh.e_phnum; k++) {
+		const Elf64_Phdr *p = &ph[k];
+		uint64_t lo, hi;
+
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) ||
+		    func_off < p->p_offset ||
+		    probe_off >= p->p_offset + p->p_filesz)
+			continue;
+		lo = func_off - p->p_offset + p->p_vaddr;
+		hi = probe_off - p->p_offset + p->p_vaddr;
+		ok = !any_branch_into(fd, &eh, ph, lo, hi) &&
+		     !any_symbol_in(fd, &eh, lo, hi);
+		break;
+	}
+	free(ph);
+	return ok;
+}
+
+/* Scan, then check rule 3 for a place other than the entry. */
+static bool choose(int fd, const uint8_t *code, size_t len, uint64_t func_off,
+		   bool null_skip, size_t *advance)
+{
+	if (!scan(code, len, null_skip, advance))
+		return false;
+	return *advance == 0 ||
+	       entered_only_from_entry(fd, func_off, func_off + *advance);
+}
+
+int mt_prologue_entry_offset(const char *path, uint64_t func_off, int kind,
+			     uint64_t *probe_off)
+{
+	uint8_t code[CODE_WINDOW];
+	size_t adv;
+	ssize_t got;
+	int fd;
+
+	*probe_off = func_off;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = read_at(fd, code, sizeof(code), func_off);
+	if (got >= 0 &&
+	    (choose(fd, code, (size_t)got, func_off, free_like(kind), &adv) ||
+	     (free_like(kind) &&
+	      choose(fd, code, (size_t)got, func_off, false, &adv))))
+		*probe_off = func_off + adv;
+	close(fd);
+	return got < 0 ? (int)got : 0;
+}
+
+bool mt_prologue_emulated(const char *path, uint64_t off)
+{
+	uint8_t code[16];
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	got = read_at(fd, code, sizeof(code), off);
+	close(fd);
+	return got > 0 && mt_prologue_emulated_len(code, (size_t)got) > 0;
+}
