@@ -289,18 +289,33 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
+	__u64 sp = PT_REGS_SP(ctx);
 	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
 
 	/* The allocator's own munmap (or free) inside a traced call. */
-	if (nested(f, PT_REGS_SP(ctx)))
+	if (nested(f, sp))
+		return 0;
+	if (cat == MT_CAT_MMAP) {
+		count(MT_CNT_EVENTS, 1);
+		if (ptr)
+			record_free(pid_tgid >> 32, ptr, cat);
+		return 0;
+	}
+	/* The same free again, tail-called by the free-like function. */
+	if (f && ptr && f->freed_ptr == ptr && f->freed_sp == sp)
 		return 0;
 	count(MT_CNT_EVENTS, 1);
 	if (!ptr)
 		return 0;
-	if (cat == MT_CAT_HEAP)
-		free_heap(pid_tgid >> 32, ptr);
-	else
-		record_free(pid_tgid >> 32, ptr, cat);
+	free_heap(pid_tgid >> 32, ptr);
+	if (f) {
+		f->freed_ptr = ptr;
+		f->freed_sp = sp;
+	} else {
+		struct mt_inflight fresh = { .freed_ptr = ptr, .freed_sp = sp };
+
+		bpf_map_update_elem(&inflight, &tid, &fresh, BPF_NOEXIST);
+	}
 	return 0;
 }
 

@@ -118,6 +118,10 @@ struct mt_inflight {
 	__u64 arg;    /* realloc: old pointer; posix_memalign: memptr */
 	__u32 kind;   /* enum mt_call_kind */
 	__u32 depth;  /* nesting of family calls inside the allocator */
+	/* The last free since the last allocation: one free-like function
+	 * tail-calling another (tcmalloc's sized free) is one free. */
+	__u64 freed_ptr;
+	__u64 freed_sp;
 };
 
 #endif /* MEMTRACE_MEMLEAK_H */

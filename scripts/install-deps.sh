@@ -9,6 +9,7 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler
 	libcmocka-dev python3 valgrind util-linux procps golang-go
 	clang-tidy cppcheck
+	libjemalloc-dev libgoogle-perftools-dev
 )
 
 missing=()

@@ -216,8 +216,8 @@ static int choose_allocator(const struct mt_options *o, struct target *t)
 	if (o->allocator)
 		return fail("no allocator '%s' with %smalloc in %s", o->allocator,
 			    o->symbol_prefix, t->comm);
-	return fail("%s links no libc and defines no malloc: nothing to probe",
-		    t->comm);
+	return fail("%s: nothing to probe: no %smalloc in its executable, libc, jemalloc or tcmalloc",
+		    t->comm, o->symbol_prefix);
 }
 
 

@@ -166,6 +166,8 @@ static int add_unseen(struct mt_system *sys, int fd)
 			sys->procs[sys->nprocs - 1].comm[sizeof(c.comm) - 1] = '\0';
 			sys->alive[sys->nprocs - 1] = kill((pid_t)key, 0) == 0 ||
 						      errno != ESRCH;
+			if (sys->alive[sys->nprocs - 1])
+				mt_modules_refresh(&sys->procs[sys->nprocs - 1], false);
 		}
 	}
 	return ret;
@@ -240,14 +242,19 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 {
 	struct mt_system *sys = ctx;
 	uint32_t pid;
+	ssize_t i;
 
 	if (size < sizeof(pid))
 		return 0;
 	memcpy(&pid, data, sizeof(pid));
-	if (find_proc(sys, pid) >= 0 || add_proc(sys, pid))
-		return 0;
-	mt_modules_refresh(&sys->procs[sys->nprocs - 1], false);
-	sys->alive[sys->nprocs - 1] = true;
+	i = find_proc(sys, pid);
+	if (i < 0) {
+		if (add_proc(sys, pid))
+			return 0;
+		i = (ssize_t)sys->nprocs - 1;
+	}
+	mt_modules_refresh(&sys->procs[i], false);
+	sys->alive[i] = true;
 	return 0;
 }
 

@@ -74,7 +74,12 @@ def _three():
     check_eq(got.get(b.pid), traced, "pid %d (started before): allocated/freed bytes and objects" % b.pid, details)
     check_eq(got.get(c.pid), late, "pid %d (started after): allocated/freed bytes and objects" % c.pid, details)
     with open(folded) as f:
-        roots = {l.split(";", 1)[0] for l in f.read().splitlines()}
+        ftext = f.read()
+    roots = {l.split(";", 1)[0] for l in ftext.splitlines()}
+    for w in (a, b, c):
+        mine = [l for l in ftext.splitlines() if l.startswith("waiter (%d);" % w.pid)]
+        check(any(";waiter_leak " in l for l in mine),
+              "no folded stack of waiter (%d) ends in waiter_leak" % w.pid, "\n".join(mine))
     for w in (a, b, c):
         check("waiter (%d)" % w.pid in roots, "folded stacks have no root frame 'waiter (%d)'" % w.pid,
               "\n".join(sorted(roots)))

@@ -96,7 +96,7 @@ int main(void)
 {
 	st_use_malloc(); /* CALL_ST_USE_MALLOC */
 	st_use_calloc();
-	st_use_realloc();
+	st_use_realloc(); /* CALL_ST_USE_REALLOC */
 	st_use_aligned();
 	st_deep_a(); /* CALL_ST_DEEP_A */
 	free(nothing); /* free(NULL): a call, nothing freed */

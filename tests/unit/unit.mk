@@ -104,3 +104,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 # tests/unit/pprof.mk adds them to the rules above (so it is included here,
 # after them, and must not be included a second time elsewhere).
 -include tests/unit/pprof.mk
+
+# The entry-probe placement tests (src/loader/prologue.c) need that source.
+-include tests/unit/prologue.mk
