@@ -37,3 +37,15 @@ $(PROGS_DIR)/alloc_cxx: $(PROGS_SRC)/alloc_cxx.cpp tests/progs/allocators.mk | $
 
 $(PROGS_DIR)/alloc_cxx_tcmalloc: $(PROGS_SRC)/alloc_cxx.cpp tests/progs/allocators.mk | $(PROGS_DIR)
 	$(PROGS_CXX) $(PROGS_O0) $(ALLOC_CXXFLAGS) -o $@ $< -ltcmalloc
+
+# --mmap and dlopen (tests/integration/test_mmap_dlopen.py).
+tests-progs: $(PROGS_DIR)/mmapper $(PROGS_DIR)/dlopener $(PROGS_DIR)/libplugin.so
+
+$(PROGS_DIR)/mmapper: $(PROGS_SRC)/mmapper.c tests/progs/allocators.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_O0) -o $@ $<
+
+$(PROGS_DIR)/dlopener: $(PROGS_SRC)/dlopener.c tests/progs/allocators.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_O0) -o $@ $< -ldl
+
+$(PROGS_DIR)/libplugin.so: $(PROGS_SRC)/plugin.cpp tests/progs/allocators.mk | $(PROGS_DIR)
+	$(PROGS_CXX) $(PROGS_O0) -shared -fPIC -o $@ $<

@@ -1,0 +1,82 @@
+"""--mmap on tests/progs/mmapper.c (the program's own anonymous mappings,
+apart from the heap; the mappings glibc makes inside malloc not counted),
+and a library loaded with dlopen whose operator new memtrace must find and
+probe while the program runs (tests/progs/dlopener.c, plugin.cpp)."""
+
+import os
+
+import mtlib
+from mtlib import check, check_eq, test
+
+MIB = 1 << 20
+# mmapper.c, from its source: what the program maps itself...
+MAPPED = (MIB + 8192 + 4096 + 16384, 4)  # map_keep, map_drop, map_grow (4 KiB, then 16 KiB)
+MAPPED_IN_USE = (MIB + 16384, 2)        # map_keep's and map_grow's, after the mremap
+# ...and what it mallocs (glibc serves both with mappings of its own).
+HEAP_ALLOCATED = (4 * MIB + 2 * MIB, 2)
+HEAP_IN_USE = (2 * MIB, 1)
+
+
+def header_pair(rep, key):
+    m = mtlib.re.match(r"^(\d+) bytes in (\d+) objects", rep.header.get(key, ""))
+    check(m, "report header has no '%s: N bytes in M objects' line" % key, rep.text)
+    return int(m.group(1)), int(m.group(2))
+
+
+@test("mmap.totals")
+def _mmap_totals():
+    res, rep = mtlib.trace("mmapper", extra=("--mmap",))
+    d = mtlib.tail(rep.text, 40)
+    check_eq(res.rc, 0, "exit status", d)
+    check_eq(header_pair(rep, "mmapped"), MAPPED, "mmapped (bytes, regions)", d)
+    check_eq(header_pair(rep, "mmap in use"), MAPPED_IN_USE, "mmap in use (bytes, regions)", d)
+    check_eq(rep.allocated, HEAP_ALLOCATED, "heap allocated: glibc's own mappings are not mmap", d)
+    check_eq(rep.inuse, HEAP_IN_USE, "heap in use", d)
+    check_eq(rep.untracked, 0, "untracked frees", d)
+
+
+@test("mmap.stacks")
+def _mmap_stacks():
+    _, rep = mtlib.trace("mmapper", extra=("--mmap",))
+    d = mtlib.tail(rep.text, 60)
+    row = rep.row("[anonymous mmap]")
+    check(row is not None, "no '[anonymous mmap]' row", d)
+    check_eq(row.flat, MAPPED_IN_USE[0], "flat inuse_space of [anonymous mmap]", d)
+    for fn, want in (("map_keep", MIB), ("map_grow", 16384), ("map_drop", 0), ("file_map", 0)):
+        r = rep.row(fn)
+        check_eq(r.cum if r else 0, want, "cum inuse_space of %s" % fn, d)
+    st = [s for s in rep.stacks if s.frames and s.frames[0].function == "[anonymous mmap]"]
+    callers = sorted(s.frames[1].function for s in st if len(s.frames) > 1)
+    check(callers and set(callers) <= {"anon", "map_grow"},
+          "callers of the [anonymous mmap] frames: %s" % callers, d)
+
+
+@test("mmap.off_by_default")
+def _mmap_off():
+    _, rep = mtlib.trace("mmapper")
+    d = mtlib.tail(rep.text, 40)
+    check("mmapped" not in rep.header, "an 'mmapped:' line without --mmap", d)
+    check(rep.row("[anonymous mmap]") is None, "an [anonymous mmap] row without --mmap", d)
+    check_eq(rep.inuse, HEAP_IN_USE, "heap in use", d)
+
+
+@test("dlopen.new_in_loaded_library")
+def _dlopen():
+    out = os.path.join(mtlib.TMPDIR, "dlopener.txt")
+    plugin = mtlib.prog_path("libplugin.so")
+    res = mtlib.run_memtrace(["--unit", "B", "-n", "100", "-o", out, "--",
+                              mtlib.prog_path("dlopener"), plugin])
+    check_eq(res.rc, 0, "exit status of dlopener", res.stderr)
+    with open(out) as f:
+        rep = mtlib.parse_report(f.read())
+    d = mtlib.tail(rep.text, 40)
+    check("libstdc++" in rep.allocator, "libstdc++ (loaded by dlopen) not probed: %r" % rep.allocator, d)
+    row = rep.row("plugin_leak")
+    check(row is not None, "no plugin_leak row", d)
+    check_eq(row.flat, 4 * 300, "flat inuse_space of plugin_leak (4 x new char[300])", d)
+    check_eq(row.file and os.path.basename(row.file), "plugin.cpp", "file of plugin_leak", d)
+    check_eq(row.line, mtlib.marker_line("plugin.cpp", "DEF_PLUGIN_LEAK"), "definition line of plugin_leak", d)
+    st = [s for s in rep.stacks if s.frames and s.frames[0].function == "plugin_leak"]
+    check_eq(len(st), 1, "stacks led by plugin_leak (the caller of new, not operator new)", d)
+    check_eq(st[0].frames[0].line, mtlib.marker_line("plugin.cpp", "PLUGIN_NEW"), "line of the new", d)
+    check_eq(st[0].frames[1].function, "main", "caller of plugin_leak", d)
