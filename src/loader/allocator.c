@@ -27,8 +27,7 @@ static bool is_libc(const char *name)
 		strcmp(name + len - 3, ".so") == 0);
 }
 
-/* The family of a library, from its file name; NULL if not an allocator. */
-static const char *family(const char *name)
+const char *mt_allocator_family(const char *name)
 {
 	if (strncmp(name, "libjemalloc", 11) == 0)
 		return "jemalloc";
@@ -59,7 +58,7 @@ int mt_allocator_choose(const struct mt_objects *objs, const char *want,
 	/* A jemalloc or tcmalloc in the process takes malloc from libc. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = objs->has_exe ? 1 : 0; i < objs->n; i++) {
-			const char *fam = family(mt_object_name(&objs->v[i]));
+			const char *fam = mt_allocator_family(mt_object_name(&objs->v[i]));
 
 			if (want && strchr(want, '/')) {
 				if (strcmp(objs->v[i].shown, want) == 0)

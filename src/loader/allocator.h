@@ -19,4 +19,7 @@ struct mt_allocator {
 int mt_allocator_choose(const struct mt_objects *objs, const char *want,
 			const char *prefix, struct mt_allocator *a);
 
+/* "glibc", "jemalloc" or "tcmalloc" for a library's file NAME, else NULL. */
+const char *mt_allocator_family(const char *name);
+
 #endif

@@ -359,6 +359,7 @@ struct dlopen_ctx {
 	struct target *t;
 	struct mt_probes *probes;
 	struct memleak_bpf *skel;
+	const char *prefix;
 };
 
 /* The target mapped new files: probe new/delete in libraries it loaded. */
@@ -366,6 +367,7 @@ static void on_new_files(void *arg)
 {
 	struct dlopen_ctx *c = arg;
 	struct mt_objects now;
+	const char *fam;
 
 	if (mt_objects_of_pid(c->t->pid, &now))
 		return;
@@ -373,7 +375,11 @@ static void on_new_files(void *arg)
 		if (mt_objects_has(&c->t->objs, &now.v[i]) ||
 		    mt_objects_add(&c->t->objs, &now.v[i]))
 			continue;
-		if (mt_probes_attach_object(c->probes, c->skel, &now.v[i], false, ""))
+		/* A jemalloc or tcmalloc loaded later: its malloc family too. */
+		fam = mt_allocator_family(mt_object_name(&now.v[i]));
+		if (mt_probes_attach_object(c->probes, c->skel, &now.v[i],
+					    fam && strcmp(fam, "glibc") != 0,
+					    c->prefix))
 			fprintf(stderr, "memtrace: cannot probe %s: new/delete there are not traced\n",
 				now.v[i].shown);
 	}
@@ -391,7 +397,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
 	char cxx[sizeof(probes.cxx)];
-	struct dlopen_ctx dl = { t, &probes, NULL };
+	struct dlopen_ctx dl = { t, &probes, NULL, o->symbol_prefix };
 	int ret;
 
 	if (start_target(o, t, &skel, &probes))

@@ -373,31 +373,49 @@ static bool load_elf(int fd, Elf64_Ehdr *eh, Elf64_Phdr **ph)
 	return false;
 }
 
-static bool in_range(uint64_t t, uint64_t lo, uint64_t hi)
+/*
+ * Rule 3 is checked for all the functions of a file in one pass over it.
+ * Each candidate place is a range (LO, HI] of virtual addresses, LO the
+ * function's entry, HI the probe: HIT once a branch or symbol lands in it.
+ */
+struct range {
+	uint64_t lo, hi;
+	bool hit;
+};
+
+struct ranges {
+	struct range *r;
+	size_t n;
+	uint64_t min, max; /* bounds of all the ranges, for a quick "no" */
+};
+
+static void mark(struct ranges *rs, uint64_t t)
 {
-	return t > lo && t <= hi;
+	if (t <= rs->min || t > rs->max)
+		return;
+	for (size_t k = 0; k < rs->n; k++)
+		if (t > rs->r[k].lo && t <= rs->r[k].hi)
+			rs->r[k].hit = true;
 }
 
-/* A direct branch at B[I] (virtual address VA) whose target is in (LO, HI]. */
-static bool branch_into(const uint8_t *b, size_t n, size_t i, uint64_t va,
-			uint64_t lo, uint64_t hi)
+/* Mark the target of any direct branch B[I] (address VA) could start. */
+static void mark_branch_at(struct ranges *rs, const uint8_t *b, size_t n,
+			   size_t i, uint64_t va)
 {
 	uint8_t op = b[i];
 
 	if ((op == 0xeb || (op >= 0x70 && op <= 0x7f) ||
-	     (op >= 0xe0 && op <= 0xe3)) && i + 2 <= n &&
-	    in_range(va + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1], lo, hi))
-		return true;
-	if ((op == 0xe8 || op == 0xe9) && i + 5 <= n &&
-	    in_range(va + 5 + (uint64_t)(int64_t)rel32(b + i + 1), lo, hi))
-		return true;
-	return op == 0x0f && i + 6 <= n && (b[i + 1] & 0xf0) == 0x80 &&
-	       in_range(va + 6 + (uint64_t)(int64_t)rel32(b + i + 2), lo, hi);
+	     (op >= 0xe0 && op <= 0xe3)) && i + 2 <= n)
+		mark(rs, va + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1]);
+	if ((op == 0xe8 || op == 0xe9) && i + 5 <= n)
+		mark(rs, va + 5 + (uint64_t)(int64_t)rel32(b + i + 1));
+	if (op == 0x0f && i + 6 <= n && (b[i + 1] & 0xf0) == 0x80)
+		mark(rs, va + 6 + (uint64_t)(int64_t)rel32(b + i + 2));
 }
 
-/* Does any byte offset of segment PH hold a branch into (LO, HI]? */
-static bool segment_branches_into(int fd, const Elf64_Phdr *ph, uint64_t lo,
-				  uint64_t hi, uint8_t *buf)
+/* Every byte offset of segment PH, read in chunks; false on read errors. */
+static bool mark_segment(int fd, const Elf64_Phdr *ph, struct ranges *rs,
+			 uint8_t *buf)
 {
 	for (uint64_t s = 0; s < ph->p_filesz; s += SCAN_CHUNK) {
 		uint64_t left = ph->p_filesz - s;
@@ -406,135 +424,203 @@ static bool segment_branches_into(int fd, const Elf64_Phdr *ph, uint64_t lo,
 		size_t end = want < SCAN_CHUNK ? want : SCAN_CHUNK;
 
 		if (!read_exact(fd, buf, want, ph->p_offset + s))
-			return true; /* cannot tell: assume the worst */
+			return false;
 		for (size_t i = 0; i < end; i++)
-			if (branch_into(buf, want, i, ph->p_vaddr + s + i, lo, hi))
-				return true;
+			mark_branch_at(rs, buf, want, i, ph->p_vaddr + s + i);
 	}
-	return false;
+	return true;
 }
 
-static bool any_branch_into(int fd, const Elf64_Ehdr *eh,
-			    const Elf64_Phdr *ph, uint64_t lo, uint64_t hi)
+static bool mark_branches(int fd, const Elf64_Ehdr *eh, const Elf64_Phdr *ph,
+			  struct ranges *rs)
 {
 	uint8_t *buf = malloc(SCAN_CHUNK + MAX_BRANCH);
-	bool hit = buf == NULL;
+	bool ok = buf != NULL;
 
-	for (size_t k = 0; !hit && k < eh->e_phnum; k++)
+	for (size_t k = 0; ok && k < eh->e_phnum; k++)
 		if (ph[k].p_type == PT_LOAD && (ph[k].p_flags & PF_X))
-			hit = segment_branches_into(fd, &ph[k], lo, hi, buf);
+			ok = mark_segment(fd, &ph[k], rs, buf);
 	free(buf);
-	return hit;
+	return ok;
 }
 
-/* Does symbol table SH define something at an address in (LO, HI]? */
-static bool table_defines_in(int fd, const Elf64_Shdr *sh, uint64_t lo,
-			     uint64_t hi, Elf64_Sym *syms)
+/* Mark the address of every definition in symbol table SH. */
+static bool mark_table(int fd, const Elf64_Shdr *sh, struct ranges *rs,
+		       Elf64_Sym *syms)
 {
 	uint64_t n = sh->sh_size / sizeof(Elf64_Sym);
 
 	if (sh->sh_entsize != sizeof(Elf64_Sym))
-		return true;
+		return false;
 	for (uint64_t first = 0; first < n; first += SYM_BATCH) {
 		size_t cnt = n - first < SYM_BATCH ? (size_t)(n - first) : SYM_BATCH;
 
 		if (!read_exact(fd, syms, cnt * sizeof(Elf64_Sym),
 				sh->sh_offset + first * sizeof(Elf64_Sym)))
-			return true;
+			return false;
 		for (size_t i = 0; i < cnt; i++) {
 			int type = ELF64_ST_TYPE(syms[i].st_info);
 
 			if (syms[i].st_shndx != SHN_UNDEF && type != STT_SECTION &&
-			    type != STT_FILE && type != STT_TLS &&
-			    in_range(syms[i].st_value, lo, hi))
-				return true;
+			    type != STT_FILE && type != STT_TLS)
+				mark(rs, syms[i].st_value);
 		}
+	}
+	return true;
+}
+
+/* .symtab and .dynsym; false when the section headers cannot be read. */
+static bool mark_symbols(int fd, const Elf64_Ehdr *eh, struct ranges *rs)
+{
+	Elf64_Sym *syms = malloc(SYM_BATCH * sizeof(Elf64_Sym));
+	bool ok = syms != NULL && eh->e_shentsize == sizeof(Elf64_Shdr) &&
+		  eh->e_shnum > 0;
+
+	for (size_t k = 0; ok && k < eh->e_shnum; k++) {
+		Elf64_Shdr sh;
+
+		ok = read_exact(fd, &sh, sizeof(sh),
+				eh->e_shoff + k * sizeof(Elf64_Shdr));
+		if (ok && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			ok = mark_table(fd, &sh, rs, syms);
+	}
+	free(syms);
+	return ok;
+}
+
+/*
+ * The range for moving the probe from file offset FUNC_OFF by ADV, in the
+ * addresses of the executable segment holding both ends; false if none.
+ */
+static bool place_range(const Elf64_Ehdr *eh, const Elf64_Phdr *ph,
+			uint64_t func_off, size_t adv, struct range *r)
+{
+	for (size_t k = 0; k < eh->e_phnum; k++) {
+		const Elf64_Phdr *p = &ph[k];
+
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) ||
+		    func_off < p->p_offset ||
+		    func_off + adv >= p->p_offset + p->p_filesz)
+			continue;
+		r->lo = func_off - p->p_offset + p->p_vaddr;
+		r->hi = r->lo + adv;
+		r->hit = false;
+		return true;
 	}
 	return false;
 }
 
-static bool any_symbol_in(int fd, const Elf64_Ehdr *eh, uint64_t lo,
-			  uint64_t hi)
+/* Where one function's probe could go, best first: advances, 0 to 2. */
+struct choice {
+	size_t adv[2];
+	size_t range[2]; /* their index in struct ranges */
+	int n;
+};
+
+/* Rules 1 and 2, on the bytes at the function's entry. */
+static void candidates(const uint8_t *code, size_t len, int kind,
+		       struct choice *c)
 {
-	Elf64_Sym *syms = malloc(SYM_BATCH * sizeof(Elf64_Sym));
-	bool hit = syms == NULL || eh->e_shentsize != sizeof(Elf64_Shdr) ||
-		   eh->e_shnum == 0;
+	size_t a;
 
-	for (size_t k = 0; !hit && k < eh->e_shnum; k++) {
-		Elf64_Shdr sh;
-
-		if (!read_exact(fd, &sh, sizeof(sh),
-				eh->e_shoff + k * sizeof(Elf64_Shdr)))
-			hit = true;
-		else if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			hit = table_defines_in(fd, &sh, lo, hi, syms);
-	}
-	free(syms);
-	return hit;
+	c->n = 0;
+	if (scan(code, len, free_like(kind), &a) && a > 0)
+		c->adv[c->n++] = a;
+	/* Without the NULL check skipped: its je, if the push fails rule 3. */
+	if (c->n && free_like(kind) && scan(code, len, false, &a) && a > 0 &&
+	    a != c->adv[0])
+		c->adv[c->n++] = a;
 }
 
-/*
- * Rule 3: is the code at file offsets (FUNC_OFF, PROBE_OFF] entered only by
- * falling through from FUNC_OFF?  Addresses are compared as virtual
- * addresses of the executable segment holding FUNC_OFF.
- */
-static bool entered_only_from_entry(int fd, uint64_t func_off,
-				    uint64_t probe_off)
+/* Rule 3 for every candidate of CH[0..N): sets each range's HIT. */
+static void check_ranges(int fd, struct choice *ch, size_t n,
+			 const uint64_t *func_offs, struct ranges *rs)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr *ph;
-	bool ok = false;
+	bool ok;
 
+	rs->n = 0;
+	rs->min = UINT64_MAX;
+	rs->max = 0;
 	if (!load_elf(fd, &eh, &ph))
-		return false;
-	for (size_t k = 0; k < eh.e_phnum; k++) {
-		const Elf64_Phdr *p = &ph[k];
-		uint64_t lo, hi;
+		return;
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < ch[i].n; k++) {
+			struct range *r = &rs->r[rs->n];
 
-		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) ||
-		    func_off < p->p_offset ||
-		    probe_off >= p->p_offset + p->p_filesz)
-			continue;
-		lo = func_off - p->p_offset + p->p_vaddr;
-		hi = probe_off - p->p_offset + p->p_vaddr;
-		ok = !any_branch_into(fd, &eh, ph, lo, hi) &&
-		     !any_symbol_in(fd, &eh, lo, hi);
-		break;
+			if (!place_range(&eh, ph, func_offs[i], ch[i].adv[k], r))
+				continue;
+			ch[i].range[k] = rs->n++;
+			rs->min = r->lo < rs->min ? r->lo : rs->min;
+			rs->max = r->hi > rs->max ? r->hi : rs->max;
+		}
 	}
+	ok = rs->n == 0 ||
+	     (mark_branches(fd, &eh, ph, rs) && mark_symbols(fd, &eh, rs));
+	for (size_t k = 0; !ok && k < rs->n; k++)
+		rs->r[k].hit = true; /* cannot tell: assume the worst */
 	free(ph);
-	return ok;
 }
 
-/* Scan, then check rule 3 for a place other than the entry. */
-static bool choose(int fd, const uint8_t *code, size_t len, uint64_t func_off,
-		   bool null_skip, size_t *advance)
+/* The first candidate of C whose range is clear, as an advance; else 0. */
+static size_t pick(const struct choice *c, const struct ranges *rs)
 {
-	if (!scan(code, len, null_skip, advance))
-		return false;
-	return *advance == 0 ||
-	       entered_only_from_entry(fd, func_off, func_off + *advance);
+	for (int k = 0; k < c->n; k++)
+		if (c->range[k] < rs->n && !rs->r[c->range[k]].hit)
+			return c->adv[k];
+	return 0;
+}
+
+/* Rules 1 and 2 for the N functions: -errno if the file cannot be read. */
+static int scan_all(int fd, size_t n, const uint64_t *func_offs,
+		    const int *kinds, struct choice *ch)
+{
+	uint8_t code[CODE_WINDOW];
+
+	for (size_t i = 0; i < n; i++) {
+		ssize_t got = read_at(fd, code, sizeof(code), func_offs[i]);
+
+		if (got < 0)
+			return (int)got;
+		candidates(code, (size_t)got, kinds[i], &ch[i]);
+		/* Not placed (yet): pick() passes over it. */
+		ch[i].range[0] = ch[i].range[1] = SIZE_MAX;
+	}
+	return 0;
+}
+
+int mt_prologue_entry_offsets(const char *path, size_t n,
+			      const uint64_t *func_offs, const int *kinds,
+			      uint64_t *probe_offs)
+{
+	struct ranges rs = { .r = NULL };
+	struct choice *ch;
+	int fd, ret;
+
+	for (size_t i = 0; i < n; i++)
+		probe_offs[i] = func_offs[i];
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ch = calloc(n ? n : 1, sizeof(*ch));
+	rs.r = calloc(2 * (n ? n : 1), sizeof(*rs.r));
+	ret = ch && rs.r ? scan_all(fd, n, func_offs, kinds, ch) : -ENOMEM;
+	if (ret == 0) {
+		check_ranges(fd, ch, n, func_offs, &rs);
+		for (size_t i = 0; i < n; i++)
+			probe_offs[i] = func_offs[i] + pick(&ch[i], &rs);
+	}
+	free(rs.r);
+	free(ch);
+	close(fd);
+	return ret;
 }
 
 int mt_prologue_entry_offset(const char *path, uint64_t func_off, int kind,
 			     uint64_t *probe_off)
 {
-	uint8_t code[CODE_WINDOW];
-	size_t adv;
-	ssize_t got;
-	int fd;
-
-	*probe_off = func_off;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	got = read_at(fd, code, sizeof(code), func_off);
-	if (got >= 0 &&
-	    (choose(fd, code, (size_t)got, func_off, free_like(kind), &adv) ||
-	     (free_like(kind) &&
-	      choose(fd, code, (size_t)got, func_off, false, &adv))))
-		*probe_off = func_off + adv;
-	close(fd);
-	return got < 0 ? (int)got : 0;
+	return mt_prologue_entry_offsets(path, 1, &func_off, &kind, probe_off);
 }
 
 bool mt_prologue_emulated(const char *path, uint64_t off)
