@@ -24,6 +24,7 @@
 #include "probes.h"
 #include "session.h"
 #include "blocks.h"
+#include "filter.h"
 #include "pprof_read.h"
 #include "render.h"
 #include "symbolize.h"
@@ -286,10 +287,14 @@ static int render_raw(const struct mt_options *o, struct mt_raw_profile *raw,
 		      const struct mt_render_opts *ropts)
 {
 	struct mt_profile prof = { 0 };
-	int ret = mt_symbolize(raw, &prof);
+	int ret;
 
+	mt_raw_profile_filter(raw, o->comm);
+	ret = mt_symbolize(raw, &prof);
 	if (!ret)
 		ret = mt_profile_add_blocks(&prof, raw);
+	if (!ret) /* the header's totals, for the processes kept */
+		ret = mt_profile_filter(&prof, 0, o->comm);
 	if (ret)
 		fail("cannot symbolise the profile: %s", strerror(-ret));
 	else
@@ -337,6 +342,11 @@ static int report_file(const struct mt_options *o)
 	if (ret) {
 		mt_profile_free(&prof);
 		return fail("%s: %s", o->input, err);
+	}
+	ret = mt_profile_filter(&prof, (uint32_t)o->only_pid, o->comm);
+	if (ret) {
+		mt_profile_free(&prof);
+		return fail("%s", strerror(-ret));
 	}
 	ret = mt_render(o->outputs, o->noutputs, &prof, NULL, &ropts);
 	mt_profile_free(&prof);

@@ -16,7 +16,7 @@
 enum {
 	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
-	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP,
+	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
 };
 
 static const struct option long_opts[] = {
@@ -37,6 +37,7 @@ static const struct option long_opts[] = {
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -91,6 +92,8 @@ static void usage(FILE *f)
 "      --pprof FILE       gzipped pprof profile (go tool pprof reads it);\n"
 "                         also chosen by -o FILE.pb.gz\n"
 "  -o, --output FILE      where the formats without =FILE go\n"
+"      --comm NAME        only the processes named NAME (system-wide);\n"
+"                         with report, -p PID picks one process too\n"
 "Report:\n"
 "  -n, --top N            functions, stacks and leaks shown (default 20)\n"
 "      --metric M         inuse_space (default), inuse_objects,\n"
@@ -252,6 +255,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_MMAP:
 		o->mmap = true;
 		return 0;
+	case OPT_COMM:
+		o->comm = arg;
+		return 0;
 	case OPT_ALLOCATOR:
 		if (strcmp(arg, "auto") != 0 && strcmp(arg, "libc") != 0 &&
 		    strcmp(arg, "jemalloc") != 0 && strcmp(arg, "tcmalloc") != 0 &&
@@ -328,10 +334,13 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 			fprintf(stderr, "memtrace: report takes one profile file (see --help)\n");
 			return -1;
 		}
-		if (o->pid || o->duration > 0) {
-			fprintf(stderr, "memtrace: -p and -d are for tracing, not for report\n");
+		if (o->duration > 0) {
+			fprintf(stderr, "memtrace: -d is for tracing, not for report\n");
 			return -1;
 		}
+		/* In a report, -p picks one process of a system-wide profile. */
+		o->only_pid = o->pid;
+		o->pid = 0;
 		o->input = argv[optind];
 		return 0;
 	}

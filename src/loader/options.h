@@ -18,6 +18,8 @@ struct mt_options {
 	const char *input;     /* that FILE */
 	pid_t pid;             /* -p; 0 when a command is given */
 	bool system_wide;      /* neither -p nor a command */
+	const char *comm;      /* --comm: report only processes of that name */
+	pid_t only_pid;        /* report FILE -p PID: only that process */
 	char **cmd;            /* after "--"; NULL with -p */
 	double duration;       /* -d seconds; 0: until stopped or target exit */
 	const char *output;    /* -o; NULL: stdout */

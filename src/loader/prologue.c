@@ -6,10 +6,12 @@
  * What the kernel does (arch/x86/kernel/uprobes.c, 6.x): a probed
  * instruction is either emulated in the breakpoint handler or copied to an
  * out-of-line slot and single-stepped, which costs a second trap.
- * Emulated: branch_setup_xol_ops() - insn_is_nop() NOPs, jmp rel8/rel32,
- * jcc rel8/rel32, call rel32, all without a 66 prefix; and
- * push_setup_xol_ops() - push %reg encoded 50-57 or 41 50-57 (no other
- * prefix).  This file recognises a subset of those, exactly.
+ * Emulated: branch_setup_xol_ops() - NOPs, jmp rel8/rel32, jcc rel8/rel32,
+ * call rel32, the branches without a 66 prefix; and push_setup_xol_ops() -
+ * push %reg encoded 50-57 or 41 50-57 (no other prefix).  NOPs: 90 always;
+ * 0f 1f /0 (nopl/nopw) too since insn_is_nop() was generalised (measured
+ * emulated on 6.18; an older kernel single-steps it: slower, not wrong).
+ * This file recognises a subset of those, exactly.
  *
  * Safety argument.  The probe is moved from the entry E to a point P only
  * when all of these hold:
@@ -21,11 +23,12 @@
  *     The probe fires before the instruction at P executes, so P itself
  *     may be a push.
  *  2. The only branch skipped is, for free-like kinds (FREE, DELETE), a
- *     `je`/`jz` that directly follows `test %rdi,%rdi` at the start of the
- *     scanned range and whose target is a `ret` reached through NOPs only:
+ *     `je`/`jz` that directly follows `test %rdi,%rdi` (rdi unchanged since
+ *     E by rule 1) and whose target is a `ret` reached through NOPs only:
  *     the path it leaves by frees nothing and calls nothing (no call, no
- *     jump: a tail jump could free).  Any other branch ends the scan (the
- *     probe may sit on it: branches are emulated).
+ *     jump: a tail jump could free).  So free(NULL) no longer reaches the
+ *     probe.  Any other branch ends the scan (the probe may sit on it:
+ *     branches are emulated).
  *  3. No direct branch anywhere in the file's executable segments targets
  *     (E, P], and no symbol is defined there: P is reached only by falling
  *     through from E, so once per call (a loop back into (E, P] would make
@@ -538,12 +541,15 @@ static void check_ranges(int fd, struct choice *ch, size_t n,
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr *ph;
+	size_t total = 0;
 	bool ok;
 
 	rs->n = 0;
 	rs->min = UINT64_MAX;
 	rs->max = 0;
-	if (!load_elf(fd, &eh, &ph))
+	for (size_t i = 0; i < n; i++)
+		total += (size_t)ch[i].n;
+	if (total == 0 || !load_elf(fd, &eh, &ph))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		for (int k = 0; k < ch[i].n; k++) {

@@ -41,6 +41,17 @@
 int mt_prologue_entry_offset(const char *path, uint64_t func_off, int kind,
 			     uint64_t *probe_off);
 
+/*
+ * The same for the N functions at FUNC_OFFS[i] (kinds KINDS[i]) of one
+ * file, reading it once: PROBE_OFFS[i] for each.  Where a probe moves, the
+ * whole executable part of the file is searched for branches into the
+ * skipped bytes, so asking for all of a file's functions at once is
+ * cheaper (libc: about 2 ms per file instead of per function).
+ */
+int mt_prologue_entry_offsets(const char *path, size_t n,
+			      const uint64_t *func_offs, const int *kinds,
+			      uint64_t *probe_offs);
+
 /* True when the kernel emulates the instruction at file offset OFF of PATH. */
 bool mt_prologue_emulated(const char *path, uint64_t off);
 

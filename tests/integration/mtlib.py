@@ -446,7 +446,7 @@ def parse_report(text):
         check(mm, "report header line '%s: %s' does not match %s" % (key, h[key], regex), details)
         return mm
 
-    mm = need("target", r"^(?:pid (\d+) \((.*)\)|system-wide, \d+ processes)$")
+    mm = need("target", r"^(?:pid (\d+) \((.*)\)|system-wide, \d+ processes|profile .+)$")
     rep.target = h["target"]
     if mm.group(1):
         rep.target_pid, rep.target_comm = int(mm.group(1)), mm.group(2)

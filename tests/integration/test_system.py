@@ -45,8 +45,9 @@ def _three():
     late = [traced[0] + pre, traced[1] + WAITER_PRE, traced[2] + pre, traced[3] + WAITER_PRE]
     d = tempfile.mkdtemp(prefix="mt-system-")
     raw, folded = os.path.join(d, "raw.txt"), os.path.join(d, "folded.txt")
+    pb = os.path.join(d, "heap.pb.gz")
     a, b = mtlib.start_waiter(), mtlib.start_waiter()
-    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw, "--folded=" + folded, "--metric", "alloc_objects", "-n", "1000000",
+    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw, "--folded=" + folded, "--pprof", pb, "--metric", "alloc_objects", "-n", "1000000",
                    "--text"], stdin=subprocess.DEVNULL)
     c = None
     try:
@@ -88,3 +89,15 @@ def _three():
     row = rep.row("waiter_leak")
     check(row is not None and row.flat == 3 * WAITER.funcs["waiter_leak"].alloc_objects,
           "flat alloc_objects of waiter_leak over the three waiters", mtlib.tail(mt.out.text(), 40))
+
+    # The saved profile, narrowed to one process, then to the waiters.
+    res = mtlib.run_memtrace(["report", pb, "-p", str(c.pid), "--unit", "B"])
+    one = mtlib.parse_report(res.stdout)
+    check_eq(one.allocated, (late[0], late[1]), "report -p %d: allocated (bytes, objects)" % c.pid,
+             mtlib.tail(res.stdout + res.stderr, 30))
+    check_eq(one.freed, (late[2], late[3]), "report -p %d: freed (bytes, objects)" % c.pid,
+             mtlib.tail(res.stdout, 30))
+    res = mtlib.run_memtrace(["report", pb, "--comm", "waiter", "--unit", "B"])
+    all3 = mtlib.parse_report(res.stdout)
+    check_eq(all3.allocated, (2 * traced[0] + late[0], 2 * traced[1] + late[1]),
+             "report --comm waiter: allocated (bytes, objects)", mtlib.tail(res.stdout + res.stderr, 30))

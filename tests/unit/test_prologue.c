@@ -350,6 +350,29 @@ static void test_self_reentered_push_not_used(void **state)
 			 3);
 }
 
+static void test_self_batch_matches_single(void **state)
+{
+	static const char *const names[] = { "t_plain_free", "t_loop_free",
+					     "t_entry_free", "t_checked_malloc",
+					     "t_plain_free" };
+	static const int kinds[] = { MT_CALL_FREE, MT_CALL_FREE, MT_CALL_FREE,
+				     MT_CALL_MALLOC, MT_CALL_MALLOC };
+	static const uint64_t want[] = { 5, 3, 3, 7, 3 };
+	uint64_t offs[5], probes[5];
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++)
+		assert_true(func_offset("/proc/self/exe", names[i], &offs[i]));
+	assert_int_equal(mt_prologue_entry_offsets("/proc/self/exe", 5, offs,
+						   kinds, probes),
+			 0);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(probes[i] - offs[i], want[i]);
+	assert_int_equal(mt_prologue_entry_offsets("/proc/self/exe", 0, NULL,
+						   NULL, NULL),
+			 0);
+}
+
 static void test_file_errors_and_non_elf(void **state)
 {
 	static const uint8_t null_check[] = { 0x48, 0x85, 0xff, 0x74, 0x01,
@@ -553,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_or_long_prologue),
 		cmocka_unit_test(test_self_null_check),
 		cmocka_unit_test(test_self_reentered_push_not_used),
+		cmocka_unit_test(test_self_batch_matches_single),
 		cmocka_unit_test(test_file_errors_and_non_elf),
 		cmocka_unit_test(test_glibc_free_probes_push_after_null_check),
 		cmocka_unit_test(test_glibc_malloc_stays_at_entry),

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/* filter.c: dropping the samples of other processes. */
+#include "filter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *comm_of(const struct mt_profile *p, uint32_t pid)
+{
+	for (size_t i = 0; i < p->nprocs; i++)
+		if (p->procs[i].pid == pid)
+			return p->procs[i].comm;
+	return "";
+}
+
+static bool keep(const struct mt_profile *p, uint32_t want_pid,
+		 const char *comm, uint32_t pid)
+{
+	return (!want_pid || pid == want_pid) &&
+	       (!comm || strcmp(comm_of(p, pid), comm) == 0);
+}
+
+static bool is_mmap(const struct mt_profile *p, const struct mt_sample *s)
+{
+	return s->nframes &&
+	       strcmp(p->frames[s->frames[0]].function, MT_MMAP_FRAME) == 0;
+}
+
+/* The header's totals, from the samples that are left. */
+static void recount(struct mt_profile *p)
+{
+	uint64_t *c = p->sum.counters;
+
+	c[MT_CNT_ALLOC_OBJECTS] = c[MT_CNT_ALLOC_BYTES] = 0;
+	c[MT_CNT_FREE_OBJECTS] = c[MT_CNT_FREE_BYTES] = 0;
+	c[MT_CNT_MMAP_OBJECTS] = c[MT_CNT_MMAP_BYTES] = 0;
+	c[MT_CNT_MUNMAP_OBJECTS] = c[MT_CNT_MUNMAP_BYTES] = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const int64_t *v = p->samples[i].v;
+		bool m = is_mmap(p, &p->samples[i]);
+
+		c[m ? MT_CNT_MMAP_OBJECTS : MT_CNT_ALLOC_OBJECTS] += (uint64_t)v[MT_ALLOC_OBJECTS];
+		c[m ? MT_CNT_MMAP_BYTES : MT_CNT_ALLOC_BYTES] += (uint64_t)v[MT_ALLOC_SPACE];
+		c[m ? MT_CNT_MUNMAP_OBJECTS : MT_CNT_FREE_OBJECTS] +=
+			(uint64_t)(v[MT_ALLOC_OBJECTS] - v[MT_INUSE_OBJECTS]);
+		c[m ? MT_CNT_MUNMAP_BYTES : MT_CNT_FREE_BYTES] +=
+			(uint64_t)(v[MT_ALLOC_SPACE] - v[MT_INUSE_SPACE]);
+	}
+}
+
+int mt_profile_filter(struct mt_profile *p, uint32_t pid, const char *comm)
+{
+	size_t *moved = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*moved));
+	size_t n = 0;
+
+	if (!pid && !comm) {
+		free(moved);
+		return 0;
+	}
+	if (!moved)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		if (!keep(p, pid, comm, p->samples[i].pid)) {
+			free(p->samples[i].frames);
+			moved[i] = SIZE_MAX;
+			continue;
+		}
+		moved[i] = n;
+		p->samples[n++] = p->samples[i];
+	}
+	p->nsamples = n;
+	n = 0;
+	for (size_t i = 0; i < p->nblocks; i++) {
+		struct mt_block b = p->blocks[i];
+
+		if (!keep(p, pid, comm, b.pid))
+			continue;
+		b.sample = b.sample < SIZE_MAX && moved[b.sample] != SIZE_MAX
+				   ? moved[b.sample] : SIZE_MAX;
+		p->blocks[n++] = b;
+	}
+	p->nblocks = n;
+	free(moved);
+	n = 0;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		const struct mt_process *pr = &p->procs[i];
+
+		if ((!pid || pr->pid == pid) && (!comm || strcmp(pr->comm, comm) == 0))
+			p->procs[n++] = *pr;
+	}
+	p->nprocs = n;
+	recount(p);
+	return 0;
+}
+
+static const char *raw_comm_of(const struct mt_raw_profile *raw, uint32_t pid)
+{
+	for (size_t i = 0; i < raw->nprocs; i++)
+		if (raw->procs[i].pid == pid)
+			return raw->procs[i].comm;
+	return "";
+}
+
+void mt_raw_profile_filter(struct mt_raw_profile *raw, const char *comm)
+{
+	size_t n = 0;
+
+	if (!comm)
+		return;
+	for (size_t i = 0; i < raw->nstacks; i++) {
+		if (strcmp(raw_comm_of(raw, raw->stacks[i].pid), comm) == 0)
+			raw->stacks[n++] = raw->stacks[i];
+		else
+			free(raw->stacks[i].ips);
+	}
+	raw->nstacks = n;
+	n = 0;
+	for (size_t i = 0; i < raw->nblocks; i++)
+		if (strcmp(raw_comm_of(raw, raw->blocks[i].pid), comm) == 0)
+			raw->blocks[n++] = raw->blocks[i];
+	raw->nblocks = n;
+}
