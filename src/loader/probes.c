@@ -15,6 +15,7 @@
 #include "elf_syms.h"
 #include "memleak.h"
 #include "memleak.skel.h"
+#include "prologue.h"
 
 struct probe_def {
 	const char *func;
@@ -216,6 +217,31 @@ static int attach_perf(struct mt_probes *p, struct bpf_program *prog,
 	return 0;
 }
 
+/*
+ * Move each probe of PL from the function's first instruction to the first
+ * one the kernel emulates instead of single-stepping, where that is proven
+ * safe (prologue.c): the arguments, the stack pointer and the return
+ * address are unchanged there, and every path that allocates or frees
+ * passes it.  A function's entry and return probes move together (one
+ * breakpoint; the return address is still at the top of the stack).
+ */
+static void plan_place(struct plan *pl)
+{
+	uint64_t at[MAXP];
+	int kinds[MAXP];
+
+	for (size_t i = 0; i < pl->n; i++)
+		kinds[i] = (int)pl->cookies[i];
+	if (!pl->n || mt_prologue_entry_offsets(pl->path, pl->n, pl->offs, kinds, at))
+		return; /* unreadable: probes stay at the entries */
+	pl->nret = 0;
+	for (size_t i = 0; i < pl->n; i++) {
+		pl->offs[i] = at[i];
+		if (has_return((enum mt_call_kind)pl->cookies[i]))
+			pl->ret_offs[pl->nret++] = at[i];
+	}
+}
+
 static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
 			pid_t pid, struct plan *plans, size_t n, bool multi)
 {
@@ -224,6 +250,8 @@ static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
 		      bool) = multi ? attach_multi : attach_perf;
 	int ret = 0;
 
+	for (size_t i = 0; i < n; i++)
+		plan_place(&plans[i]);
 	for (size_t i = 0; i < n && ret == 0; i++)
 		if (plans[i].nret)
 			ret = attach(p, skel->progs.uprobe_return, pid, plans[i].path,

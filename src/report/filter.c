@@ -51,24 +51,27 @@ static void recount(struct mt_profile *p)
 
 int mt_profile_filter(struct mt_profile *p, uint32_t pid, const char *comm)
 {
-	size_t *moved = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*moved));
+	size_t total = p->nsamples ? p->nsamples : 1;
+	size_t *moved = malloc(total * sizeof(*moved));
+	struct mt_sample *kept = malloc(total * sizeof(*kept));
 	size_t n = 0;
 
-	if (!pid && !comm) {
+	if (!moved || !kept || (!pid && !comm)) {
 		free(moved);
-		return 0;
+		free(kept);
+		return pid || comm ? -ENOMEM : 0;
 	}
-	if (!moved)
-		return -ENOMEM;
 	for (size_t i = 0; i < p->nsamples; i++) {
-		if (!keep(p, pid, comm, p->samples[i].pid)) {
-			free(p->samples[i].frames);
+		if (keep(p, pid, comm, p->samples[i].pid)) {
+			moved[i] = n;
+			kept[n++] = p->samples[i];
+		} else {
 			moved[i] = SIZE_MAX;
-			continue;
+			free(p->samples[i].frames);
 		}
-		moved[i] = n;
-		p->samples[n++] = p->samples[i];
 	}
+	free(p->samples);
+	p->samples = kept;
 	p->nsamples = n;
 	n = 0;
 	for (size_t i = 0; i < p->nblocks; i++) {
