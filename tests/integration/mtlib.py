@@ -261,11 +261,11 @@ class Bg:
     """A process started in the background with its stdout and stderr read
     by LineReaders (stdin a pipe unless stdin= is given)."""
 
-    def __init__(self, argv, stdin=subprocess.PIPE):
+    def __init__(self, argv, stdin=subprocess.PIPE, env=None):
         self.argv = argv
         self.p = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, errors="replace",
-                                  bufsize=1)
+                                  bufsize=1, env=env)
         self.out = LineReader(self.p.stdout)
         self.err = LineReader(self.p.stderr)
 
