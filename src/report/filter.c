@@ -6,19 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *comm_of(const struct mt_profile *p, uint32_t pid)
-{
-	for (size_t i = 0; i < p->nprocs; i++)
-		if (p->procs[i].pid == pid)
-			return p->procs[i].comm;
-	return "";
-}
-
 static bool keep(const struct mt_profile *p, uint32_t want_pid,
 		 const char *comm, uint32_t pid)
 {
 	return (!want_pid || pid == want_pid) &&
-	       (!comm || strcmp(comm_of(p, pid), comm) == 0);
+	       (!comm || strcmp(mt_procs_comm(p->procs, p->nprocs, pid), comm) == 0);
 }
 
 static bool is_mmap(const struct mt_profile *p, const struct mt_sample *s)
@@ -99,10 +91,7 @@ int mt_profile_filter(struct mt_profile *p, uint32_t pid, const char *comm)
 
 static const char *raw_comm_of(const struct mt_raw_profile *raw, uint32_t pid)
 {
-	for (size_t i = 0; i < raw->nprocs; i++)
-		if (raw->procs[i].pid == pid)
-			return raw->procs[i].comm;
-	return "";
+	return mt_procs_comm(raw->procs, raw->nprocs, pid);
 }
 
 void mt_raw_profile_filter(struct mt_raw_profile *raw, const char *comm)

@@ -22,14 +22,6 @@ static void put_name(FILE *out, const char *s)
 	}
 }
 
-static const char *comm_of(const struct mt_profile *p, uint32_t pid)
-{
-	for (size_t i = 0; i < p->nprocs; i++)
-		if (p->procs[i].pid == pid)
-			return p->procs[i].comm;
-	return "?";
-}
-
 struct line {
 	char *stack;
 	int64_t value;
@@ -52,7 +44,9 @@ static char *fold(const struct mt_profile *p, const struct mt_sample *s,
 	if (!f)
 		return NULL;
 	if (multi) {
-		put_name(f, comm_of(p, s->pid));
+		const char *comm = mt_procs_comm(p->procs, p->nprocs, s->pid);
+
+		put_name(f, comm[0] ? comm : "?");
 		fprintf(f, " (%" PRIu32 ")%s", s->pid, s->nframes ? ";" : "");
 	}
 	for (size_t k = s->nframes; k-- > 0;) {

@@ -737,27 +737,15 @@ static int fill_frames(struct rd *r, const PbSample *s, uint32_t *out)
 	return 0;
 }
 
-struct proc_key {
-	const struct mt_profile *p;
-	uint32_t pid;
-};
-
-static bool proc_eq(const void *ctx, uint32_t idx)
-{
-	const struct proc_key *k = ctx;
-
-	return k->p->procs[idx].pid == k->pid;
-}
-
 static int add_proc(struct rd *r, const struct sample_proc *sp)
 {
 	struct mt_profile *p = r->out;
-	struct proc_key k = { p, sp->pid };
+	struct mt_pid_key k = { p->procs, sp->pid };
 	uint64_t h = mt_hash_u64(MT_HASH_SEED, sp->pid);
 	struct mt_process *pr;
 	uint32_t idx;
 
-	if (mt_itab_find(&r->procidx, h, proc_eq, &k, &idx)) {
+	if (mt_itab_find(&r->procidx, h, mt_pid_key_eq, &k, &idx)) {
 		pr = &p->procs[idx];
 	} else {
 		if (p->nprocs == r->proccap) {

@@ -552,18 +552,6 @@ static int sample_locations(struct writer *w, const struct mt_sample *s)
 	return 0;
 }
 
-struct pid_key {
-	const struct mt_profile *p;
-	uint32_t pid;
-};
-
-static bool pid_eq(const void *ctx, uint32_t idx)
-{
-	const struct pid_key *k = ctx;
-
-	return k->p->procs[idx].pid == k->pid;
-}
-
 /* Index the named processes by pid (the first of a pid wins). */
 static int add_procs(struct writer *w)
 {
@@ -576,12 +564,12 @@ static int add_procs(struct writer *w)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		const struct mt_process *pr = &p->procs[i];
-		struct pid_key k = { p, pr->pid };
+		struct mt_pid_key k = { p->procs, pr->pid };
 		uint64_t h = mt_hash_u64(MT_HASH_SEED, pr->pid);
 		uint32_t found;
 		int err;
 
-		if (!pr->comm[0] || mt_itab_find(&w->procidx, h, pid_eq, &k, &found))
+		if (!pr->comm[0] || mt_itab_find(&w->procidx, h, mt_pid_key_eq, &k, &found))
 			continue;
 		err = str_intern_owned(&w->st, strndup(pr->comm, sizeof(pr->comm)),
 				       &w->proc_comm[i]);
@@ -596,10 +584,10 @@ static int add_procs(struct writer *w)
 /* String index of the name of process PID (0 if unknown). */
 static int64_t comm_of(const struct writer *w, uint32_t pid)
 {
-	struct pid_key k = { w->p, pid };
+	struct mt_pid_key k = { w->p->procs, pid };
 	uint32_t found;
 
-	if (!mt_itab_find(&w->procidx, mt_hash_u64(MT_HASH_SEED, pid), pid_eq,
+	if (!mt_itab_find(&w->procidx, mt_hash_u64(MT_HASH_SEED, pid), mt_pid_key_eq,
 			  &k, &found))
 		return 0;
 	return w->proc_comm[found];

@@ -30,6 +30,22 @@ static void processes_free(struct mt_process *procs, size_t nprocs)
 	free(procs);
 }
 
+const char *mt_procs_comm(const struct mt_process *procs, size_t n,
+			  uint32_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (procs[i].pid == pid)
+			return procs[i].comm;
+	return "";
+}
+
+bool mt_pid_key_eq(const void *key, uint32_t idx)
+{
+	const struct mt_pid_key *k = key;
+
+	return k->procs[idx].pid == k->pid;
+}
+
 void mt_raw_profile_free(struct mt_raw_profile *raw)
 {
 	if (!raw)

@@ -126,6 +126,17 @@ struct mt_profile {
 /* Leaf frame of the samples of anonymous mappings (--mmap). */
 #define MT_MMAP_FRAME "[anonymous mmap]"
 
+/* The name of process PID among PROCS ("" if it is not there). */
+const char *mt_procs_comm(const struct mt_process *procs, size_t n,
+			  uint32_t pid);
+
+/* For an index of procs by pid (itab.h): the key, and its equality. */
+struct mt_pid_key {
+	const struct mt_process *procs;
+	uint32_t pid;
+};
+bool mt_pid_key_eq(const void *key, uint32_t idx);
+
 void mt_raw_profile_free(struct mt_raw_profile *raw);
 void mt_profile_free(struct mt_profile *p);
 
