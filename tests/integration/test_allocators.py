@@ -571,3 +571,23 @@ def _prefix_absent():
                              env=preload_env(JEMALLOC))
     mtlib.check_one_line_error(res, "--symbol-prefix je_ on a program without je_malloc",
                                mention=["je_"])
+
+
+@test("allocators.symbol_prefix")
+def _symbol_prefix():
+    """--allocator PATH --symbol-prefix je_ on an allocator whose functions
+    are je_malloc, je_calloc, je_free (tests/progs/prefixed_alloc.c);
+    je_calloc calls je_malloc: one allocation."""
+    lib = os.path.realpath(mtlib.prog_path("libprefixed.so"))
+    res, rep = mtlib.trace("prefixed", extra=("--allocator", lib, "--symbol-prefix", "je_"))
+    d = mtlib.tail(rep.text, 30)
+    check_eq(res.rc, 0, "exit status", d)
+    check(lib in rep.allocator, "allocator line does not name %s: %r" % (lib, rep.allocator), d)
+    check_eq(rep.allocated, (3 * 100 + 4 * 25, 4), "allocated (bytes, objects)", d)
+    check_eq(rep.inuse, (2 * 100 + 4 * 25, 3), "in use (bytes, objects)", d)
+    check_eq(rep.untracked, 0, "untracked frees", d)
+    row = rep.row("prefixed_leak")
+    check(row is not None and row.flat == 200, "flat inuse_space of prefixed_leak: %s" % (row,), d)
+    check_eq(row.line, mtlib.marker_line("prefixed.c", "DEF_PREFIXED_LEAK"), "definition line", d)
+    res = mtlib.run_memtrace(["--allocator", lib, "-o", os.devnull, "--", mtlib.prog_path("prefixed")])
+    mtlib.check_one_line_error(res, "--allocator %s without --symbol-prefix (it has no malloc)" % lib)

@@ -49,3 +49,12 @@ $(PROGS_DIR)/dlopener: $(PROGS_SRC)/dlopener.c tests/progs/allocators.mk | $(PRO
 
 $(PROGS_DIR)/libplugin.so: $(PROGS_SRC)/plugin.cpp tests/progs/allocators.mk | $(PROGS_DIR)
 	$(PROGS_CXX) $(PROGS_O0) -shared -fPIC -o $@ $<
+
+# An allocator whose functions carry a prefix (--symbol-prefix je_).
+tests-progs: $(PROGS_DIR)/prefixed
+
+$(PROGS_DIR)/libprefixed.so: $(PROGS_SRC)/prefixed_alloc.c tests/progs/allocators.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_O0) -shared -fPIC -o $@ $<
+
+$(PROGS_DIR)/prefixed: $(PROGS_SRC)/prefixed.c $(PROGS_DIR)/libprefixed.so tests/progs/allocators.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_O0) -o $@ $< -L$(PROGS_DIR) -lprefixed -Wl,-rpath,$(abspath $(PROGS_DIR))
