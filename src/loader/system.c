@@ -4,19 +4,19 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <signal.h>
 
+#include "allocator.h"
 #include "collect.h"
-#include "memleak.skel.h"
 #include "elf_syms.h"
+#include "memleak.skel.h"
 #include "modules.h"
 
 #define SCAN_INTERVAL_NS 1000000000ULL
@@ -41,8 +41,7 @@ static bool is_allocator(const struct mt_object *o, bool exe, bool *family,
 	char name[64];
 	uint64_t off;
 
-	*family = name_starts(o, "libc.so") || name_starts(o, "libc-") ||
-		  name_starts(o, "libjemalloc") || name_starts(o, "libtcmalloc");
+	*family = mt_allocator_family(mt_object_name(o)) != NULL;
 	if (*family)
 		return true;
 	snprintf(name, sizeof(name), "%smalloc", prefix);
