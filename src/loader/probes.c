@@ -276,9 +276,9 @@ static void note_cxx(struct mt_probes *p, const struct mt_object *o)
 
 static bool is_libc(const struct mt_object *o)
 {
-	const char *name = mt_object_name(o);
+	const char *fam = mt_allocator_family(mt_object_name(o));
 
-	return strcmp(name, "libc.so.6") == 0 || strncmp(name, "libc-", 5) == 0;
+	return fam && strcmp(fam, "glibc") == 0;
 }
 
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
