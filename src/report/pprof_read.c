@@ -25,22 +25,8 @@
 #include <zlib.h>
 #include "frame.h"
 #include "itab.h"
-#include "profile.pb-c.h"
-
-typedef Perftools__Profiles__Profile PbProfile;
-typedef Perftools__Profiles__Sample PbSample;
-typedef Perftools__Profiles__Label PbLabel;
-typedef Perftools__Profiles__Mapping PbMapping;
-typedef Perftools__Profiles__Location PbLocation;
-typedef Perftools__Profiles__Line PbLine;
-typedef Perftools__Profiles__Function PbFunction;
-
-static const char *const value_names[MT_NVALUES] = {
-	[MT_ALLOC_OBJECTS] = "alloc_objects",
-	[MT_ALLOC_SPACE] = "alloc_space",
-	[MT_INUSE_OBJECTS] = "inuse_objects",
-	[MT_INUSE_SPACE] = "inuse_space",
-};
+#include "pprof_pb.h"
+#include "units.h"
 
 static const struct mt_pprof_limits default_limits = {
 	.max_file = MT_PPROF_MAX_FILE,
@@ -342,12 +328,12 @@ static int check_sample_types(struct rd *r)
 				    "sample type %zu has an invalid string index", i);
 		name = str_at(pb, pb->sample_type[i]->type);
 		for (int v = 0; v < MT_NVALUES; v++) {
-			if (strcmp(name, value_names[v]) != 0)
+			if (strcmp(name, mt_value_name((enum mt_value)v)) != 0)
 				continue;
 			if (r->vidx[v] >= 0)
 				return fail(r->e, -EINVAL,
 					    "sample type %s appears twice",
-					    value_names[v]);
+					    mt_value_name((enum mt_value)v));
 			r->vidx[v] = (int)i;
 			any = true;
 		}

@@ -22,24 +22,14 @@
 #include <elfutils/libdwelf.h>
 #include <zlib.h>
 #include "itab.h"
-#include "profile.pb-c.h"
+#include "pprof_pb.h"
+#include "units.h"
 
-typedef Perftools__Profiles__Profile PbProfile;
-typedef Perftools__Profiles__ValueType PbValueType;
-typedef Perftools__Profiles__Sample PbSample;
-typedef Perftools__Profiles__Label PbLabel;
-typedef Perftools__Profiles__Mapping PbMapping;
-typedef Perftools__Profiles__Location PbLocation;
-typedef Perftools__Profiles__Line PbLine;
-typedef Perftools__Profiles__Function PbFunction;
-
-/* Go's heap profile order, which is also enum mt_value's. */
-static const char *const value_names[MT_NVALUES][2] = {
-	[MT_ALLOC_OBJECTS] = { "alloc_objects", "count" },
-	[MT_ALLOC_SPACE] = { "alloc_space", "bytes" },
-	[MT_INUSE_OBJECTS] = { "inuse_objects", "count" },
-	[MT_INUSE_SPACE] = { "inuse_space", "bytes" },
-};
+/* The unit of a sample type (enum mt_value is Go's heap profile order). */
+static const char *value_unit(enum mt_value v)
+{
+	return mt_value_is_bytes(v) ? "bytes" : "count";
+}
 
 #define MAX_COMMENTS 3
 #define LABELS_PER_SAMPLE 2
@@ -677,9 +667,9 @@ static int collect(struct writer *w)
 
 	/* Strings the second pass looks up again (they are found, not added). */
 	for (int i = 0; !err && i < MT_NVALUES; i++) {
-		err = str_intern(&w->st, value_names[i][0], &idx);
+		err = str_intern(&w->st, mt_value_name((enum mt_value)i), &idx);
 		if (!err)
-			err = str_intern(&w->st, value_names[i][1], &idx);
+			err = str_intern(&w->st, value_unit((enum mt_value)i), &idx);
 	}
 	if (!err)
 		err = str_intern(&w->st, "space", &idx);
@@ -898,8 +888,8 @@ static void pb_header(struct pb *b, struct writer *w)
 	*pr = (PbProfile)PERFTOOLS__PROFILES__PROFILE__INIT;
 	for (int i = 0; i < MT_NVALUES; i++) {
 		b->types[i] = (PbValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-		b->types[i].type = str_find(&w->st, value_names[i][0]);
-		b->types[i].unit = str_find(&w->st, value_names[i][1]);
+		b->types[i].type = str_find(&w->st, mt_value_name((enum mt_value)i));
+		b->types[i].unit = str_find(&w->st, value_unit((enum mt_value)i));
 		b->typep[i] = &b->types[i];
 	}
 	pr->n_sample_type = MT_NVALUES;
@@ -911,7 +901,7 @@ static void pb_header(struct pb *b, struct writer *w)
 	pr->period = w->o->period;
 	pr->time_nanos = w->o->time_nanos ? w->o->time_nanos : now_nanos();
 	pr->duration_nanos = duration_nanos(w->p->sum.duration_s);
-	pr->default_sample_type = str_find(&w->st, value_names[MT_INUSE_SPACE][0]);
+	pr->default_sample_type = str_find(&w->st, mt_value_name(MT_INUSE_SPACE));
 	pr->n_comment = w->ncomments;
 	pr->comment = w->comments;
 	/* protobuf-c only reads the table. */

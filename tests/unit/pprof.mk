@@ -54,7 +54,8 @@ else
 # descriptors and protobuf-c glue only).
 PPROF_UNIT_SRCS := tests/unit/test_pprof.c \
                    $(PPROF_UNIT_MODS:%=src/report/%.c) \
-                   src/report/profile.c src/report/frame.c src/report/itab.c
+                   src/report/profile.c src/report/frame.c src/report/itab.c \
+                   src/report/units.c
 
 $(PPROF_UNIT_BIN): $(PPROF_UNIT_SRCS) $(PPROF_UNIT_HDRS) $(PROTO_O)
 	@mkdir -p $(dir $@)
