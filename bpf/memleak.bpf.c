@@ -106,27 +106,60 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 }
 
 /*
+ * walk_user_stack: the caller's return address, then the return addresses
+ * found by following the frame-pointer chain from REGS' rbp, into ST;
+ * returns how many frames were stored.  This is what bpf_get_stack() with
+ * BPF_F_USER_STACK does, but one bpf_probe_read_user() per frame costs
+ * some 50 ns where bpf_get_stack() costs about 4.7 us a call on this
+ * project's kernel (6.18, measured with kernel.bpf_stats_enabled): it was
+ * three quarters of the whole per-allocation cost.
+ */
+static __always_inline int walk_user_stack(struct pt_regs *regs,
+					   struct mt_stack *st)
+{
+	__u64 fp = regs->bp, frame[2]; /* saved rbp, return address */
+	int n = 0;
+
+	st->ips[n++] = regs->ip;
+	for (int i = 1; i < MT_MAX_STACK_DEPTH; i++) {
+		if (!fp || (fp & 7) ||
+		    bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
+		    !frame[1])
+			break;
+		st->ips[i] = frame[1];
+		n = i + 1;
+		if (frame[0] == fp)
+			break; /* a frame pointing at itself: no caller */
+		fp = frame[0];
+	}
+	return n;
+}
+
+/*
  * capture_stack: the one place where a stack is taken.  Returns the id
  * under which the stack is stored in "stacks" (a 64-bit hash of its
  * frames), or MT_STACK_NONE when it could not be recorded.
  */
-static __always_inline __u64 capture_stack(void *ctx)
+static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 {
 	__u32 zero = 0;
 	struct mt_stack *st = bpf_map_lookup_elem(&scratch, &zero);
 	__u64 h = 0xcbf29ce484222325ULL;
-	long n, err;
+	long err;
+	int n;
 
 	if (!st)
 		return MT_STACK_NONE;
-	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
-	if (n <= 0) {
+	n = walk_user_stack(ctx, st);
+	if (n <= 0 || !st->ips[0]) {
 		count(MT_CNT_DROP_STACK_ERRORS, 1);
 		return MT_STACK_NONE;
 	}
 	for (int i = 0; i < MT_MAX_STACK_DEPTH; i++) {
-		if (i * 8 >= n)
-			break;
+		if (i >= n) {
+			st->ips[i] = 0; /* zero-padded, as userspace reads it */
+			continue;
+		}
 		h = mix(h, st->ips[i]);
 	}
 	if (h == MT_STACK_NONE)
