@@ -12,11 +12,18 @@
  * Maps: "allocs" (outstanding blocks), "stats" (per process and stack
  * totals), "stacks" (user stacks by hash), "inflight" (per-thread call
  * state) and "counters" (totals and drop counters, per CPU).
+ *
+ * With -s (sample_bytes), only the allocations a per-thread Poisson
+ * process picks are recorded, each counting for the estimate it stands
+ * for (bpf/sampling.h).  Where the kernel has uprobe sessions, one program
+ * (uprobe_session) serves a function's entry and return, and an entry
+ * that records nothing cancels the return probe.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "memleak.h"
+#include "sampling.h"
 
 #define EEXIST 17
 #define MT_MAP_ANONYMOUS 0x20
@@ -29,6 +36,14 @@ const volatile __u64 page_size = 4096;
 const volatile bool probe_only = false;
 /* memtrace's own process, never traced (system-wide tracing sees it too). */
 const volatile __u32 self_tgid = 0;
+/* -s: mean bytes between samples (0: every allocation is recorded), and
+ * the tables of bpf/sampling.h, filled by the loader. */
+const volatile __u64 sample_bytes = 0;
+const volatile __u32 log2_tab[MT_LOG2_STEPS + 1];
+const volatile __u32 g_tab[MT_G_ENTRIES];
+
+/* Uprobe sessions (kernels from 6.13): is this the return half? */
+extern bool bpf_session_is_return(void) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -54,10 +69,11 @@ struct {
 	__type(value, struct mt_stack);
 } stacks SEC(".maps");
 
+/* Per-thread state, freed by the kernel when the thread exits. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MT_MAX_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct mt_inflight);
 } inflight SEC(".maps");
 
@@ -96,6 +112,18 @@ static __always_inline void count(enum mt_counter c, __u64 v)
 
 	if (p)
 		__sync_fetch_and_add(p, v);
+}
+
+/* The current thread's state, created on first use; NULL if unavailable. */
+static __always_inline struct mt_inflight *thread_state(void)
+{
+	struct mt_inflight *f = bpf_task_storage_get(
+		&inflight, bpf_get_current_task_btf(), 0,
+		BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!f)
+		count(MT_CNT_DROP_THREADS_FULL, 1);
+	return f;
 }
 
 static __always_inline __u64 mix(__u64 h, __u64 v)
@@ -199,17 +227,21 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
 	return s;
 }
 
-static __always_inline void account_free(__u32 pid, __u32 cat, __u64 stack_id,
-					 __u64 size)
+/* The block INFO, of process PID, is released: subtract what it added. */
+static __always_inline void account_free(__u32 pid,
+					 const struct mt_alloc_info *info)
 {
-	struct mt_stat *s = stat_of(pid, cat, stack_id);
+	__u32 cat = (__u32)info->category;
+	__u64 bytes = info->est_bytes, objects = info->est_objects;
+	struct mt_stat *s = stat_of(pid, cat, info->stack_id);
 
 	if (s) {
-		__sync_fetch_and_add(&s->free_bytes, size);
-		__sync_fetch_and_add(&s->free_objects, 1);
+		__sync_fetch_and_add(&s->free_bytes, bytes);
+		__sync_fetch_and_add(&s->free_objects, objects);
 	}
-	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_OBJECTS : MT_CNT_FREE_OBJECTS, 1);
-	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_BYTES : MT_CNT_FREE_BYTES, size);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_OBJECTS : MT_CNT_FREE_OBJECTS,
+	      objects);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_BYTES : MT_CNT_FREE_BYTES, bytes);
 }
 
 /*
@@ -220,22 +252,54 @@ static __always_inline bool record_free(__u32 pid, __u64 addr, __u32 cat)
 {
 	struct mt_alloc_key key = { .pid = pid, .addr = addr };
 	struct mt_alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
-	__u64 size, stack_id;
+	struct mt_alloc_info copy;
 
 	if (!info || info->category != cat)
 		return false;
-	size = info->size;
-	stack_id = info->stack_id;
+	copy = *info;
 	if (bpf_map_delete_elem(&allocs, &key))
 		return true; /* another thread freed it first */
-	account_free(pid, cat, stack_id, size);
+	account_free(pid, &copy);
 	return true;
 }
 
+/* A heap block is freed; sampling, most blocks are rightly unknown. */
 static __always_inline void free_heap(__u32 pid, __u64 addr)
 {
-	if (!record_free(pid, addr, MT_CAT_HEAP))
+	if (!record_free(pid, addr, MT_CAT_HEAP) && !sample_bytes)
 		count(MT_CNT_UNTRACKED_FREES, 1);
+}
+
+/* -s: whether the next allocation, of SIZE bytes, is sampled. */
+static __always_inline bool sample(struct mt_inflight *f, __u64 size)
+{
+	if (!f->sample_ready) {
+		f->sample_left = mt_sample_interval(bpf_get_prandom_u32(),
+						    sample_bytes, log2_tab);
+		f->sample_ready = 1;
+	}
+	if (!mt_sample_hit(&f->sample_left, size))
+		return false;
+	f->sample_left = mt_sample_interval(bpf_get_prandom_u32(), sample_bytes,
+					    log2_tab);
+	return true;
+}
+
+/* What a new block of SIZE bytes counts for in the totals. */
+static __always_inline void estimate(struct mt_alloc_info *info, __u64 size)
+{
+	__u64 q16;
+
+	if (!sample_bytes) {
+		info->est_bytes = size;
+		info->est_objects = 1;
+		return;
+	}
+	mt_sample_weight(size, sample_bytes, g_tab, &info->est_bytes, &q16);
+	/* 1/p objects, rounded up or down at random: unbiased, and whole. */
+	info->est_objects = (q16 >> 16) +
+		((bpf_get_prandom_u32() & 0xffff) < (q16 & 0xffff));
+	count(MT_CNT_SAMPLES, 1);
 }
 
 static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
@@ -252,13 +316,13 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 	struct mt_stat *s;
 	long err;
 
+	estimate(&info, size);
 	err = bpf_map_update_elem(&allocs, &key, &info, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* The block was released by a path we do not see: retire it. */
 		old = bpf_map_lookup_elem(&allocs, &key);
 		if (old) {
-			account_free(pid, (__u32)old->category, old->stack_id,
-				     old->size);
+			account_free(pid, old);
 			*old = info;
 		}
 	} else if (err) {
@@ -266,11 +330,13 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 	}
 	s = stat_of(pid, cat, info.stack_id);
 	if (s) {
-		__sync_fetch_and_add(&s->alloc_bytes, size);
-		__sync_fetch_and_add(&s->alloc_objects, 1);
+		__sync_fetch_and_add(&s->alloc_bytes, info.est_bytes);
+		__sync_fetch_and_add(&s->alloc_objects, info.est_objects);
 	}
-	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_OBJECTS : MT_CNT_ALLOC_OBJECTS, 1);
-	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_BYTES : MT_CNT_ALLOC_BYTES, size);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_OBJECTS : MT_CNT_ALLOC_OBJECTS,
+	      info.est_objects);
+	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_BYTES : MT_CNT_ALLOC_BYTES,
+	      info.est_bytes);
 }
 
 /*
@@ -283,26 +349,45 @@ static __always_inline bool nested(struct mt_inflight *f, __u64 sp)
 	return f && f->depth > 0 && sp <= f->sp;
 }
 
-static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
-				 __u64 arg)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 sp = PT_REGS_SP(ctx);
-	struct mt_inflight *f;
-	struct mt_inflight fresh = {
-		.sp = sp, .size = size, .arg = arg, .kind = kind, .depth = 1,
-	};
+/* What an entry program returns in a uprobe session. */
+#define RUN_RETURN 0
+#define SKIP_RETURN 1
 
-	f = bpf_map_lookup_elem(&inflight, &tid);
+/*
+ * A call of KIND, for SIZE bytes (ARG: its pointer argument) begins.
+ * SESSION: the return half runs only if this returns RUN_RETURN; without
+ * sessions it always runs, and nested calls are counted in f->depth.
+ */
+static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
+				 __u64 arg, bool leaf, bool session)
+{
+	__u64 sp = PT_REGS_SP(ctx);
+	struct mt_inflight *f = thread_state();
+	bool sampled = true;
+
+	if (!f)
+		return SKIP_RETURN;
 	if (nested(f, sp)) {
+		if (session)
+			return SKIP_RETURN; /* its return would do nothing */
 		f->depth++;
-		return 0;
+		return RUN_RETURN;
 	}
-	if (f)
-		*f = fresh;
-	else if (bpf_map_update_elem(&inflight, &tid, &fresh, BPF_ANY))
-		count(MT_CNT_DROP_THREADS_FULL, 1);
-	return 0;
+	count(MT_CNT_EVENTS, 1);
+	f->freed_ptr = 0; /* a block freed before may come back now */
+	if (sample_bytes && kind != MT_CALL_DELETE)
+		sampled = sample(f, size);
+	if (session && leaf && !sampled) {
+		f->depth = 0;
+		return SKIP_RETURN; /* nothing to record, nothing inside */
+	}
+	f->sp = sp;
+	f->size = size;
+	f->arg = arg;
+	f->kind = kind;
+	f->depth = 1;
+	f->sampled = sampled;
+	return RUN_RETURN;
 }
 
 /* n * size, saturated: an overflowing calloc fails anyway. */
@@ -321,9 +406,8 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 					 __u32 cat)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
 	__u64 sp = PT_REGS_SP(ctx);
-	struct mt_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct mt_inflight *f = thread_state();
 
 	/* The allocator's own munmap (or free) inside a traced call. */
 	if (nested(f, sp))
@@ -344,72 +428,73 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 	if (f) {
 		f->freed_ptr = ptr;
 		f->freed_sp = sp;
-	} else {
-		struct mt_inflight fresh = { .freed_ptr = ptr, .freed_sp = sp };
-
-		bpf_map_update_elem(&inflight, &tid, &fresh, BPF_NOEXIST);
 	}
 	return 0;
 }
 
 /*
- * One entry program for every probed function: the attach cookie says which
- * kind of function it is (enum mt_call_kind), hence where its arguments are.
+ * The entry half of every probed function: the attach cookie says which
+ * kind of function it is (enum mt_call_kind), hence where its arguments
+ * are.  Returns RUN_RETURN or SKIP_RETURN (see enter()).
  */
-SEC("uprobe")
-int BPF_KPROBE(uprobe_entry)
+static __always_inline int on_entry(struct pt_regs *ctx, bool session)
 {
-	__u32 kind = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 kind = (__u32)cookie & MT_COOKIE_KIND_MASK;
+	bool leaf = cookie & MT_COOKIE_LEAF;
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx);
 	__u64 a2 = PT_REGS_PARM3(ctx);
 
 	if (probe_only || bpf_get_current_pid_tgid() >> 32 == self_tgid)
-		return 0;
+		return SKIP_RETURN;
 	switch (kind) {
 	case MT_CALL_MALLOC:
 	case MT_CALL_VALLOC:
-		return enter(ctx, kind, a0, 0);
+		return enter(ctx, kind, a0, 0, leaf, session);
 	case MT_CALL_CALLOC:
-		return enter(ctx, kind, mul_size(a0, a1), 0);
+		return enter(ctx, kind, mul_size(a0, a1), 0, leaf, session);
 	case MT_CALL_REALLOC:
 	case MT_CALL_XALLOCX:
-		return enter(ctx, kind, a1, a0);
+		return enter(ctx, kind, a1, a0, leaf, session);
 	case MT_CALL_REALLOCARRAY:
-		return enter(ctx, kind, mul_size(a1, a2), a0);
+		return enter(ctx, kind, mul_size(a1, a2), a0, leaf, session);
 	case MT_CALL_POSIX_MEMALIGN:
-		return enter(ctx, kind, a2, a0);
+		return enter(ctx, kind, a2, a0, leaf, session);
 	case MT_CALL_ALIGNED_ALLOC:
-		return enter(ctx, kind, a1, 0);
+		return enter(ctx, kind, a1, 0, leaf, session);
 	case MT_CALL_PVALLOC:
-		return enter(ctx, kind, (a0 + page_size - 1) & ~(page_size - 1), 0);
+		return enter(ctx, kind, (a0 + page_size - 1) & ~(page_size - 1),
+			     0, leaf, session);
 	case MT_CALL_FREE:
-		return enter_release(ctx, a0, MT_CAT_HEAP);
+		enter_release(ctx, a0, MT_CAT_HEAP);
+		return SKIP_RETURN;
 	case MT_CALL_DELETE:
-		return enter(ctx, kind, 0, a0);
+		return enter(ctx, kind, 0, a0, leaf, session);
 	case MT_CALL_MMAP:
-		return enter(ctx, kind, a1, PT_REGS_PARM4(ctx));
+		return enter(ctx, kind, a1, PT_REGS_PARM4(ctx), leaf, session);
 	case MT_CALL_MUNMAP:
-		return enter_release(ctx, a0, MT_CAT_MMAP);
+		enter_release(ctx, a0, MT_CAT_MMAP);
+		return SKIP_RETURN;
 	case MT_CALL_MREMAP:
-		return enter(ctx, kind, a2, a0);
+		return enter(ctx, kind, a2, a0, leaf, session);
 	default:
-		return 0;
+		return SKIP_RETURN;
 	}
 }
 
-/* One return program serves every function with a return probe. */
-SEC("uretprobe")
-int BPF_KRETPROBE(uprobe_return, void *ret)
+/* The return half: what the outermost call did, from its result. */
+static __always_inline int on_return(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid, pid = pid_tgid >> 32;
-	__u64 addr = (__u64)ret, size, arg;
+	__u32 pid = pid_tgid >> 32;
+	__u64 addr = PT_REGS_RC(ctx), size, arg;
 	struct mt_inflight *f;
+	bool record;
 	__u32 kind;
 
 	if (probe_only)
 		return 0;
-	f = bpf_map_lookup_elem(&inflight, &tid);
+	f = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (!f || f->depth == 0)
 		return 0;
 	if (--f->depth > 0)
@@ -417,7 +502,8 @@ int BPF_KRETPROBE(uprobe_return, void *ret)
 	kind = f->kind;
 	size = f->size;
 	arg = f->arg;
-	count(MT_CNT_EVENTS, 1);
+	/* Sampling: frees still count, an unsampled block is not recorded. */
+	record = !sample_bytes || f->sampled;
 
 	switch (kind) {
 	case MT_CALL_DELETE:
@@ -434,12 +520,12 @@ int BPF_KRETPROBE(uprobe_return, void *ret)
 		break;
 	case MT_CALL_MMAP:
 		/* Only anonymous mappings are memory the program allocates. */
-		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS))
+		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS) || !record)
 			return 0;
 		record_alloc(ctx, pid, addr, size, MT_CAT_MMAP);
 		return 0;
 	case MT_CALL_MREMAP:
-		if (addr != ~0ULL && record_free(pid, arg, MT_CAT_MMAP))
+		if (addr != ~0ULL && record_free(pid, arg, MT_CAT_MMAP) && record)
 			record_alloc(ctx, pid, addr, size, MT_CAT_MMAP);
 		return 0;
 	case MT_CALL_POSIX_MEMALIGN:
@@ -447,6 +533,8 @@ int BPF_KRETPROBE(uprobe_return, void *ret)
 			count(MT_CNT_FAILED_ALLOCS, 1);
 			return 0;
 		}
+		if (!record)
+			return 0;
 		if (bpf_probe_read_user(&addr, sizeof(addr), (void *)arg) ||
 		    !addr) {
 			count(MT_CNT_DROP_READ_ERRORS, 1);
@@ -473,6 +561,34 @@ int BPF_KRETPROBE(uprobe_return, void *ret)
 		}
 		break;
 	}
-	record_alloc(ctx, pid, addr, size, MT_CAT_HEAP);
+	if (record)
+		record_alloc(ctx, pid, addr, size, MT_CAT_HEAP);
 	return 0;
+}
+
+/* One entry program for every probed function (cookie: its kind). */
+SEC("uprobe")
+int BPF_KPROBE(uprobe_entry)
+{
+	on_entry(ctx, false);
+	return 0;
+}
+
+/* One return program serves every function with a return probe. */
+SEC("uretprobe")
+int BPF_KRETPROBE(uprobe_return)
+{
+	return on_return(ctx);
+}
+
+/*
+ * Both halves in one program, for uprobe sessions (loaded only where the
+ * kernel has them): the entry's result says whether the return runs.
+ */
+SEC("uprobe")
+int BPF_KPROBE(uprobe_session)
+{
+	if (bpf_session_is_return())
+		return on_return(ctx);
+	return on_entry(ctx, true);
 }

@@ -16,7 +16,6 @@
 /* Default map sizes; both can be changed with --max-allocs/--max-stacks. */
 #define MT_DEFAULT_MAX_ALLOCS (1U << 20)
 #define MT_DEFAULT_MAX_STACKS (1U << 16)
-#define MT_MAX_THREADS 65536
 #define MT_MAX_PROCS 32768
 
 /*
@@ -41,6 +40,15 @@ enum mt_call_kind {
 	MT_CALL_MREMAP,         /* (old, old_len, new_len, flags, ...) -> addr */
 };
 
+/*
+ * The attach cookie of an entry probe is its kind, plus MT_COOKIE_LEAF for
+ * a function known to call no other probed function (glibc's, jemalloc's
+ * and tcmalloc's malloc and calloc, without --mmap): when sampling skips
+ * such a call, its return probe can be skipped too (uprobe sessions).
+ */
+#define MT_COOKIE_KIND_MASK 0xffU
+#define MT_COOKIE_LEAF 0x100U
+
 /* What a block is: from the allocator, or an anonymous mapping (--mmap). */
 enum mt_category {
 	MT_CAT_HEAP = 0,
@@ -50,6 +58,7 @@ enum mt_category {
 /* Indices into the per-CPU "counters" array. */
 enum mt_counter {
 	MT_CNT_EVENTS,          /* allocator calls seen (outermost only) */
+	/* The four totals below are estimates when sampling (-s). */
 	MT_CNT_ALLOC_OBJECTS,   /* successful allocations */
 	MT_CNT_ALLOC_BYTES,
 	MT_CNT_FREE_OBJECTS,    /* frees of tracked blocks */
@@ -61,13 +70,15 @@ enum mt_counter {
 	MT_CNT_DROP_STACKS_FULL,   /* stack map full */
 	MT_CNT_DROP_STACK_ERRORS,  /* bpf_get_stack() failed */
 	MT_CNT_DROP_STATS_FULL,    /* per-stack totals map full */
-	MT_CNT_DROP_THREADS_FULL,  /* in-flight (per-thread) map full */
+	MT_CNT_DROP_THREADS_FULL,  /* no per-thread state (task storage) */
 	MT_CNT_DROP_READ_ERRORS,   /* could not read posix_memalign's result */
 	/* --mmap: anonymous mappings made by the program itself. */
 	MT_CNT_MMAP_OBJECTS,
 	MT_CNT_MMAP_BYTES,
 	MT_CNT_MUNMAP_OBJECTS,
 	MT_CNT_MUNMAP_BYTES,
+	/* -s: allocations sampled (each stands for its estimate). */
+	MT_CNT_SAMPLES,
 	MT_CNT__COUNT
 };
 
@@ -84,6 +95,10 @@ struct mt_alloc_info {
 	__u64 stack_id;   /* key into the stacks map; MT_STACK_NONE if unknown */
 	__u64 timestamp;  /* bpf_ktime_get_ns() at allocation */
 	__u64 category;   /* enum mt_category */
+	/* What the block counts for in the totals: size and 1, or when
+	 * sampling the estimate it stands for (bpf/sampling.h). */
+	__u64 est_bytes;
+	__u64 est_objects;
 };
 
 /* Key of the per-(process, stack) totals. */
@@ -122,6 +137,10 @@ struct mt_inflight {
 	 * tail-calling another (tcmalloc's sized free) is one free. */
 	__u64 freed_ptr;
 	__u64 freed_sp;
+	/* -s: bytes this thread still allocates before its next sample. */
+	__u64 sample_left;
+	__u32 sample_ready;  /* sample_left has been drawn */
+	__u32 sampled;       /* the call in flight is sampled */
 };
 
 #endif /* MEMTRACE_MEMLEAK_H */

@@ -180,6 +180,8 @@ static int add_block(struct mt_raw_profile *raw, const void *k, const void *v,
 	b->size = info->size;
 	b->stack_id = info->stack_id;
 	b->timestamp_ns = info->timestamp;
+	b->est_bytes = info->est_bytes;
+	b->est_objects = info->est_objects;
 	return 0;
 }
 

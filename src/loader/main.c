@@ -22,6 +22,7 @@
 #include "options.h"
 #include "privs.h"
 #include "probes.h"
+#include "sampling_tables.h"
 #include "session.h"
 #include "blocks.h"
 #include "filter.h"
@@ -94,8 +95,8 @@ struct target {
 	char comm[64];
 };
 
-/* Open and load the BPF object; for MULTI, for uprobe_multi links.  -errno. */
-static int load_bpf(const struct mt_options *o, bool multi,
+/* Open and load the BPF object for links of MODE.  -errno. */
+static int load_bpf(const struct mt_options *o, enum mt_link_mode mode,
 		    struct memleak_bpf **out)
 {
 	struct memleak_bpf *skel = memleak_bpf__open();
@@ -111,12 +112,21 @@ static int load_bpf(const struct mt_options *o, bool multi,
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
-	if (multi) {
+	skel->rodata->sample_bytes = o->sample_bytes;
+	mt_sampling_tables((__u32 *)skel->rodata->log2_tab,
+			   (__u32 *)skel->rodata->g_tab);
+	if (mode != MT_LINK_PERF) {
 		bpf_program__set_expected_attach_type(skel->progs.uprobe_entry,
 						      MT_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.uprobe_return,
 						      MT_BPF_TRACE_UPROBE_MULTI);
 	}
+	/* The session program calls a kfunc older kernels lack. */
+	if (mode == MT_LINK_SESSION)
+		bpf_program__set_expected_attach_type(skel->progs.uprobe_session,
+						      MT_BPF_TRACE_UPROBE_SESSION);
+	else
+		bpf_program__set_autoload(skel->progs.uprobe_session, false);
 	err = memleak_bpf__load(skel);
 	if (err) {
 		memleak_bpf__destroy(skel);
@@ -132,23 +142,43 @@ static const char *alloc_name(const struct target *t)
 }
 
 /* Attaches the probes to a loaded program; undoes a partial attach itself. */
-typedef int (*attach_fn)(struct memleak_bpf *skel, bool multi, void *ctx);
+typedef int (*attach_fn)(struct memleak_bpf *skel, enum mt_link_mode mode,
+			 void *ctx);
 
 /*
- * Load and attach: with uprobe_multi links where the kernel has them (one
- * link per object and program: quick to attach and to remove), else with
- * one perf-event uprobe per function.  Returns 0, or -errno after a
- * message for a failed load; an ATTACH error is returned for its caller.
+ * Load and attach: when sampling, with uprobe sessions where the kernel
+ * has them (unsampled calls then skip their return probes); else with
+ * uprobe_multi links (one link per object and program: quick to attach
+ * and to remove); else with one perf-event uprobe per function.  Returns
+ * 0, or -errno after a message for a failed load; an ATTACH error is
+ * returned for its caller.
  */
+/*
+ * The best link mode to try first.  MEMTRACE_LINKS=perf|multi caps it, so
+ * that the tests and benchmarks can run the fallbacks on a new kernel.
+ */
+static int first_link_mode(const struct mt_options *o)
+{
+	const char *cap = getenv("MEMTRACE_LINKS");
+	int mode = o->sample_bytes ? MT_LINK_SESSION : MT_LINK_MULTI;
+
+	if (cap && strcmp(cap, "perf") == 0)
+		return MT_LINK_PERF;
+	if (cap && strcmp(cap, "multi") == 0)
+		return MT_LINK_MULTI;
+	return mode;
+}
+
 static int load_and_attach(const struct mt_options *o, struct memleak_bpf **skel,
 			   attach_fn attach, void *ctx, int *attach_err)
 {
 	int ret = -EOPNOTSUPP;
+	int mode = first_link_mode(o);
 
 	*attach_err = 0;
-	for (int multi = 1; multi >= 0 && ret == -EOPNOTSUPP; multi--) {
-		ret = load_bpf(o, multi, skel);
-		if (ret && multi) {
+	for (; mode >= MT_LINK_PERF && ret == -EOPNOTSUPP; mode--) {
+		ret = load_bpf(o, (enum mt_link_mode)mode, skel);
+		if (ret && mode != MT_LINK_PERF) {
 			ret = -EOPNOTSUPP;
 			continue;
 		}
@@ -158,7 +188,7 @@ static int load_and_attach(const struct mt_options *o, struct memleak_bpf **skel
 		if (ret)
 			return fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
 				    strerror(-ret));
-		ret = attach(*skel, multi, ctx);
+		ret = attach(*skel, (enum mt_link_mode)mode, ctx);
 		if (ret) {
 			memleak_bpf__destroy(*skel);
 			*skel = NULL;
@@ -176,11 +206,12 @@ struct target_attach {
 	struct mt_probes *probes;
 };
 
-static int attach_target(struct memleak_bpf *skel, bool multi, void *arg)
+static int attach_target(struct memleak_bpf *skel, enum mt_link_mode mode,
+			 void *arg)
 {
 	struct target_attach *c = arg;
 	int ret = mt_probes_attach(c->probes, skel, c->t->pid, &c->t->alloc,
-				   c->o->symbol_prefix, &c->t->objs, multi,
+				   c->o->symbol_prefix, &c->t->objs, mode,
 				   c->o->mmap);
 
 	if (ret)
@@ -328,6 +359,7 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 	raw.sum.duration_s = s->elapsed;
 	raw.sum.stop_ns = s->stop_ns;
 	raw.sum.mmap_traced = o->mmap;
+	raw.sum.sample_bytes = o->sample_bytes;
 	return render_raw(o, &raw, &ropts);
 }
 
@@ -493,12 +525,13 @@ struct system_attach {
 	struct mt_probes *probes;
 };
 
-static int attach_system(struct memleak_bpf *skel, bool multi, void *arg)
+static int attach_system(struct memleak_bpf *skel, enum mt_link_mode mode,
+			 void *arg)
 {
 	struct system_attach *c = arg;
 	int ret;
 
-	mt_probes_init(c->probes, -1, multi, c->o->mmap);
+	mt_probes_init(c->probes, -1, mode, c->o->mmap);
 	ret = mt_system_scan(c->sys, skel, c->probes);
 	if (ret) {
 		mt_probes_detach(c->probes);
@@ -565,6 +598,7 @@ static int trace_system(const struct mt_options *o, int sigfd)
 		raw.sum.duration_s = s.elapsed;
 		raw.sum.stop_ns = s.stop_ns;
 		raw.sum.mmap_traced = o->mmap;
+	raw.sum.sample_bytes = o->sample_bytes;
 		ret = render_raw(o, &raw, &ropts);
 	}
 	mt_raw_profile_free(&raw);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "memleak.h"
+#include "sampling.h"
 
 #define DEFAULT_MIN_AGE_NS 5000000000ULL
 
@@ -19,6 +20,8 @@ enum {
 	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
 };
 
+#define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
+
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -27,6 +30,7 @@ static const struct option long_opts[] = {
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "cum", no_argument, NULL, OPT_CUM },
 	{ "unit", required_argument, NULL, OPT_UNIT },
+	{ "sample-bytes", required_argument, NULL, 's' },
 	{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "text", optional_argument, NULL, OPT_TEXT },
@@ -76,6 +80,11 @@ static void usage(FILE *f)
 "      --mmap             also trace the program's own anonymous mmap, mremap\n"
 "                         and munmap (not the allocator's): their samples end\n"
 "                         in a frame \"[anonymous mmap]\"\n"
+"  -s, --sample-bytes N   sample one allocation per N bytes allocated on\n"
+"                         average (per thread, Poisson, like tcmalloc and\n"
+"                         Go); every figure is then an unbiased estimate.\n"
+"                         N in bytes, or with K, M, G (KiB...); at most 4G.\n"
+"                         Default: every allocation is recorded\n"
 "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C,\n"
 "                         SIGTERM or the target exits)\n"
 "      --max-allocs N     outstanding allocations kept (default %u)\n"
@@ -111,6 +120,7 @@ static void usage(FILE *f)
 "Examples:\n"
 "  sudo memtrace --leaks -o report.txt -d 60\n"
 "  sudo memtrace -p PID -d 60\n"
+"  sudo memtrace -p PID -d 60 -s 512K\n"
 "  sudo memtrace -- ./prog --port 8080\n"
 "  sudo memtrace -p PID --leaks -o report.txt\n"
 "  sudo memtrace -p PID --folded | flamegraph.pl > out.svg\n"
@@ -170,6 +180,33 @@ static int parse_seconds(const char *s, bool allow_zero, double *out)
 	return -1;
 }
 
+/* "524288", "512K", "512KiB", "1M", "1G": bytes, 1 .. SAMPLE_BYTES_MAX. */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+	static const struct { const char *suffix; int shift; } units[] = {
+		{ "", 0 }, { "K", 10 }, { "KiB", 10 }, { "M", 20 },
+		{ "MiB", 20 }, { "G", 30 }, { "GiB", 30 },
+	};
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || v == 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) != 0)
+			continue;
+		if (v > SAMPLE_BYTES_MAX >> units[i].shift)
+			return -1;
+		*out = (uint64_t)v << units[i].shift;
+		return 0;
+	}
+	return -1;
+}
+
 static int add_output(struct mt_options *o, enum mt_format fmt,
 		      const char *path)
 {
@@ -219,6 +256,11 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_UNIT:
 		if (mt_unit_parse(arg, &o->unit))
 			return bad("--unit", arg, "expected auto, B, KiB, MiB or GiB");
+		return 0;
+	case 's':
+		if (parse_bytes(arg, &o->sample_bytes))
+			return bad("--sample-bytes", arg,
+				   "expected bytes from 1 to 4G, e.g. 524288, 512K, 1M");
 		return 0;
 	case OPT_MAX_ALLOCS:
 		if (parse_long("--max-allocs", arg, 1, 1L << 28, &v))
@@ -338,6 +380,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 			fprintf(stderr, "memtrace: -d is for tracing, not for report\n");
 			return -1;
 		}
+		if (o->sample_bytes) {
+			fprintf(stderr, "memtrace: -s is for tracing, not for report (a saved profile says how it was sampled)\n");
+			return -1;
+		}
 		/* In a report, -p picks one process of a system-wide profile. */
 		o->only_pid = o->pid;
 		o->pid = 0;
@@ -357,7 +403,7 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 int mt_options_parse(int argc, char **argv, struct mt_options *o)
 {
 	/* Tracing stops at the first non-option (the command); report permutes. */
-	const char *shorts = "+p:d:o:n:vhV";
+	const char *shorts = "+p:d:o:n:s:vhV";
 	int c;
 
 	defaults(o);

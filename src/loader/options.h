@@ -34,6 +34,7 @@ struct mt_options {
 	const char *symbol_prefix; /* --symbol-prefix, e.g. "je_"; "" by default */
 	bool mmap;                 /* --mmap: anonymous mmap/munmap/mremap too */
 	bool probe_only;       /* --probe-only: traps with empty programs (bench floor) */
+	uint64_t sample_bytes; /* -s: mean bytes between samples; 0: record all */
 	uint64_t min_age_ns;   /* --min-age for the leak report */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */

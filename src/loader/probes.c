@@ -99,24 +99,41 @@ struct plan {
 	uint64_t ret_offs[MAXP];
 };
 
-static bool has_return(enum mt_call_kind kind)
+static enum mt_call_kind kind_of(uint64_t cookie)
 {
+	return (enum mt_call_kind)(cookie & MT_COOKIE_KIND_MASK);
+}
+
+static bool has_return(uint64_t cookie)
+{
+	enum mt_call_kind kind = kind_of(cookie);
+
 	return kind != MT_CALL_FREE && kind != MT_CALL_MUNMAP;
 }
 
-static void plan_add(struct plan *pl, uint64_t off, enum mt_call_kind kind)
+/*
+ * LEAF: the malloc family of an allocator known to call none of its own
+ * probed functions from malloc or calloc (glibc, jemalloc, tcmalloc; not
+ * with --mmap, whose mmap glibc's malloc calls): those two get
+ * MT_COOKIE_LEAF, so that sampling may skip their return probes.  (glibc's
+ * realloc calls malloc and free, its memalign family malloc.)
+ */
+static void plan_add(struct plan *pl, uint64_t off, enum mt_call_kind kind,
+		     bool leaf)
 {
 	for (size_t i = 0; i < pl->n; i++)
 		if (pl->offs[i] == off)
 			return; /* an alias of a function already planned */
 	pl->offs[pl->n] = off;
-	pl->cookies[pl->n++] = kind;
+	pl->cookies[pl->n++] = kind | (leaf && (kind == MT_CALL_MALLOC ||
+						kind == MT_CALL_CALLOC)
+				       ? MT_COOKIE_LEAF : 0);
 	if (has_return(kind))
 		pl->ret_offs[pl->nret++] = off;
 }
 
 static int plan_defs(struct plan *pl, const struct probe_def *defs, size_t n,
-		     const char *prefix)
+		     const char *prefix, bool leaf)
 {
 	char names[MAXP][64];
 	const char *ptrs[MAXP];
@@ -133,7 +150,7 @@ static int plan_defs(struct plan *pl, const struct probe_def *defs, size_t n,
 		return ret;
 	for (size_t i = 0; i < n; i++)
 		if (found[i])
-			plan_add(pl, offs[i], defs[i].kind);
+			plan_add(pl, offs[i], defs[i].kind, leaf);
 	return 0;
 }
 
@@ -174,16 +191,19 @@ struct link_create_uprobe_multi {
 
 #define UPROBE_MULTI_RETURN 1U
 
-static int attach_multi(struct mt_probes *p, struct bpf_program *prog,
-			pid_t pid, const char *path, const uint64_t *offs,
-			const uint64_t *cookies, size_t n, bool retprobe)
+/* One link for N offsets of PATH: uprobe_multi, or with SESSION a session. */
+static int link_multi(struct mt_probes *p, struct bpf_program *prog,
+		      pid_t pid, const char *path, const uint64_t *offs,
+		      const uint64_t *cookies, size_t n, bool retprobe,
+		      bool session)
 {
 	struct link_create_uprobe_multi attr;
 	long fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_fd = (__u32)bpf_program__fd(prog);
-	attr.attach_type = MT_BPF_TRACE_UPROBE_MULTI;
+	attr.attach_type = session ? MT_BPF_TRACE_UPROBE_SESSION
+				   : MT_BPF_TRACE_UPROBE_MULTI;
 	attr.path = (__u64)(uintptr_t)path;
 	attr.offsets = (__u64)(uintptr_t)offs;
 	attr.cookies = (__u64)(uintptr_t)cookies;
@@ -195,6 +215,13 @@ static int attach_multi(struct mt_probes *p, struct bpf_program *prog,
 		return errno == EINVAL || errno == EOPNOTSUPP || errno == E2BIG ||
 		       errno == ENOSYS ? -EOPNOTSUPP : -errno;
 	return keep(p, NULL, (int)fd);
+}
+
+static int attach_multi(struct mt_probes *p, struct bpf_program *prog,
+			pid_t pid, const char *path, const uint64_t *offs,
+			const uint64_t *cookies, size_t n, bool retprobe)
+{
+	return link_multi(p, prog, pid, path, offs, cookies, n, retprobe, false);
 }
 
 static int attach_perf(struct mt_probes *p, struct bpf_program *prog,
@@ -231,27 +258,64 @@ static void plan_place(struct plan *pl)
 	int kinds[MAXP];
 
 	for (size_t i = 0; i < pl->n; i++)
-		kinds[i] = (int)pl->cookies[i];
+		kinds[i] = (int)kind_of(pl->cookies[i]);
 	if (!pl->n || mt_prologue_entry_offsets(pl->path, pl->n, pl->offs, kinds, at))
 		return; /* unreadable: probes stay at the entries */
 	pl->nret = 0;
 	for (size_t i = 0; i < pl->n; i++) {
 		pl->offs[i] = at[i];
-		if (has_return((enum mt_call_kind)pl->cookies[i]))
+		if (has_return(pl->cookies[i]))
 			pl->ret_offs[pl->nret++] = at[i];
 	}
 }
 
+/*
+ * Sessions: the functions with a return go to the session program, which
+ * serves both halves (one link); free and munmap to the entry program.
+ */
+static int attach_session(struct mt_probes *p, struct memleak_bpf *skel,
+			  pid_t pid, const struct plan *pl)
+{
+	uint64_t offs[MAXP], cookies[MAXP], eoffs[MAXP], ecookies[MAXP];
+	size_t n = 0, ne = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < pl->n; i++) {
+		if (has_return(pl->cookies[i])) {
+			offs[n] = pl->offs[i];
+			cookies[n++] = pl->cookies[i];
+		} else {
+			eoffs[ne] = pl->offs[i];
+			ecookies[ne++] = pl->cookies[i];
+		}
+	}
+	if (n)
+		ret = link_multi(p, skel->progs.uprobe_session, pid, pl->path,
+				 offs, cookies, n, false, true);
+	if (ret == 0 && ne)
+		ret = link_multi(p, skel->progs.uprobe_entry, pid, pl->path,
+				 eoffs, ecookies, ne, false, false);
+	return ret;
+}
+
 static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
-			pid_t pid, struct plan *plans, size_t n, bool multi)
+			pid_t pid, struct plan *plans, size_t n,
+			enum mt_link_mode mode)
 {
 	int (*attach)(struct mt_probes *, struct bpf_program *, pid_t,
 		      const char *, const uint64_t *, const uint64_t *, size_t,
-		      bool) = multi ? attach_multi : attach_perf;
+		      bool) = mode == MT_LINK_PERF ? attach_perf : attach_multi;
 	int ret = 0;
 
 	for (size_t i = 0; i < n; i++)
 		plan_place(&plans[i]);
+	if (mode == MT_LINK_SESSION) {
+		for (size_t i = 0; i < n && ret == 0; i++) {
+			ret = attach_session(p, skel, pid, &plans[i]);
+			p->nfuncs += plans[i].n;
+		}
+		return ret;
+	}
 	for (size_t i = 0; i < n && ret == 0; i++)
 		if (plans[i].nret)
 			ret = attach(p, skel->progs.uprobe_return, pid, plans[i].path,
@@ -281,20 +345,30 @@ static bool is_libc(const struct mt_object *o)
 	return fam && strcmp(fam, "glibc") == 0;
 }
 
+/* Whether OBJ's malloc and calloc may be marked MT_COOKIE_LEAF. */
+static bool leaf_allocator(const struct mt_probes *p,
+			   const struct mt_object *obj, const char *prefix)
+{
+	return !p->want_mmap && !prefix[0] &&
+	       mt_allocator_family(mt_object_name(obj)) != NULL;
+}
+
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		     const struct mt_allocator *alloc, const char *prefix,
-		     const struct mt_objects *objs, bool multi, bool mmap)
+		     const struct mt_objects *objs, enum mt_link_mode mode,
+		     bool mmap)
 {
 	struct plan *plans = calloc(objs->n + 1, sizeof(*plans));
 	size_t n = 0;
 	int ret;
 
-	mt_probes_init(p, pid, multi, mmap);
+	mt_probes_init(p, pid, mode, mmap);
 	if (!plans)
 		return -ENOMEM;
 	plans[0].path = alloc->obj->path;
-	ret = plan_defs(&plans[0], alloc_defs, NALLOC, prefix);
-	if (ret == 0 && (!plans[0].n || plans[0].cookies[0] != MT_CALL_MALLOC))
+	ret = plan_defs(&plans[0], alloc_defs, NALLOC, prefix,
+			leaf_allocator(p, alloc->obj, prefix));
+	if (ret == 0 && (!plans[0].n || kind_of(plans[0].cookies[0]) != MT_CALL_MALLOC))
 		ret = -ENOENT; /* no malloc: not an allocator */
 	for (size_t i = 0; i < objs->n && ret == 0; i++) {
 		struct plan *pl = &objs->v[i] == alloc->obj ? &plans[0]
@@ -303,25 +377,27 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 
 		pl->path = objs->v[i].path;
 		/* A library that cannot be read has no new/delete for us. */
-		if (plan_defs(pl, cxx_defs, NCXX, "") == 0 && pl->n > before)
+		if (plan_defs(pl, cxx_defs, NCXX, "", false) == 0 &&
+		    pl->n > before)
 			note_cxx(p, &objs->v[i]);
 		if (p->want_mmap && is_libc(&objs->v[i]) &&
-		    plan_defs(pl, mmap_defs, NMMAP, "") == 0)
+		    plan_defs(pl, mmap_defs, NMMAP, "", false) == 0)
 			p->mmap = true;
 		if (pl != &plans[0] && pl->n == 0)
 			n--;
 	}
 	if (ret == 0)
-		ret = attach_plans(p, skel, pid, plans, n + 1, multi);
+		ret = attach_plans(p, skel, pid, plans, n + 1, mode);
 	free(plans);
 	return ret;
 }
 
-void mt_probes_init(struct mt_probes *p, pid_t pid, bool multi, bool mmap)
+void mt_probes_init(struct mt_probes *p, pid_t pid, enum mt_link_mode mode,
+		    bool mmap)
 {
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	p->multi = multi;
+	p->mode = mode;
 	p->want_mmap = mmap;
 }
 
@@ -337,17 +413,18 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 		return -ENOMEM;
 	pl->path = obj->path;
 	if (alloc_family)
-		ret = plan_defs(pl, alloc_defs, NALLOC, prefix);
+		ret = plan_defs(pl, alloc_defs, NALLOC, prefix,
+				leaf_allocator(p, obj, prefix));
 	before = pl->n;
 	if (ret == 0)
-		ret = plan_defs(pl, cxx_defs, NCXX, "");
+		ret = plan_defs(pl, cxx_defs, NCXX, "", false);
 	if (ret == 0 && pl->n > before)
 		note_cxx(p, obj);
 	if (ret == 0 && p->want_mmap && is_libc(obj) &&
-	    plan_defs(pl, mmap_defs, NMMAP, "") == 0)
+	    plan_defs(pl, mmap_defs, NMMAP, "", false) == 0)
 		p->mmap = true;
 	if (ret == 0 && pl->n)
-		ret = attach_plans(p, skel, p->pid, pl, 1, p->multi);
+		ret = attach_plans(p, skel, p->pid, pl, 1, p->mode);
 	free(pl);
 	return ret;
 }

@@ -22,6 +22,18 @@ struct mt_probe_link {
 	int fd;
 };
 
+/*
+ * How probes are attached: one perf-event uprobe per function and program;
+ * one uprobe_multi link per object and program (kernels from 6.6); or, for
+ * sampling, uprobe sessions (6.13), where an entry that records nothing
+ * cancels its return probe.
+ */
+enum mt_link_mode {
+	MT_LINK_PERF,
+	MT_LINK_MULTI,
+	MT_LINK_SESSION,
+};
+
 struct mt_probes {
 	struct mt_probe_link *links;
 	size_t nlinks, cap;
@@ -29,7 +41,7 @@ struct mt_probes {
 	pid_t pid;              /* as given to mt_probes_attach */
 	bool want_mmap;         /* --mmap was asked for */
 	bool mmap;              /* mmap/munmap/mremap probed (in libc) */
-	bool multi;
+	enum mt_link_mode mode;
 	char cxx[1024];         /* objects whose new/delete are probed */
 };
 
@@ -38,15 +50,17 @@ struct mt_probes {
  * with PREFIX) and to operator new/delete in every object of OBJS that
  * defines them, and with MMAP to mmap, munmap and mremap in libc.
  * Return probes go in before entry probes, so that every
- * entry recorded has its return.  With MULTI, one uprobe_multi link per
- * object and program (kernels from 6.6); -EOPNOTSUPP then means: load the
- * programs again without MULTI and retry.  Returns 0 or -errno.
+ * entry recorded has its return.  MODE says how (the programs must have
+ * been loaded for it); -EOPNOTSUPP then means: load the programs again for
+ * the next mode down and retry.  Returns 0 or -errno.
  */
 int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		     const struct mt_allocator *alloc, const char *prefix,
-		     const struct mt_objects *objs, bool multi, bool mmap);
+		     const struct mt_objects *objs, enum mt_link_mode mode,
+		     bool mmap);
 /* An empty set of probes for PID (-1: every process). */
-void mt_probes_init(struct mt_probes *p, pid_t pid, bool multi, bool mmap);
+void mt_probes_init(struct mt_probes *p, pid_t pid, enum mt_link_mode mode,
+		    bool mmap);
 
 /*
  * One more object, e.g. a library the target loaded later (dlopen), or a
@@ -60,7 +74,9 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 
 void mt_probes_detach(struct mt_probes *p);
 
-/* The attach type BPF programs must be loaded with for MULTI. */
+/* The attach types BPF programs are loaded with for MT_LINK_MULTI and
+ * MT_LINK_SESSION (libbpf 1.1 knows neither). */
 #define MT_BPF_TRACE_UPROBE_MULTI 48
+#define MT_BPF_TRACE_UPROBE_SESSION 57
 
 #endif

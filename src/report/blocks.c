@@ -47,6 +47,7 @@ int mt_profile_add_blocks(struct mt_profile *p, const struct mt_raw_profile *raw
 		blocks[i] = (struct mt_block){
 			.pid = rb->pid, .addr = rb->addr, .size = rb->size,
 			.timestamp_ns = rb->timestamp_ns,
+			.est_bytes = rb->est_bytes, .est_objects = rb->est_objects,
 			.sample = r && r->index < p->nsamples ? r->index : SIZE_MAX,
 		};
 	}

@@ -14,7 +14,8 @@
 
 struct leak_group {
 	size_t group;            /* index into the stack groups */
-	uint64_t bytes, blocks, min_size, max_size;
+	uint64_t bytes, blocks, min_size, max_size;  /* blocks: estimated (-s) */
+	uint64_t nsampled;       /* blocks seen (all of them without -s) */
 	uint64_t oldest_ts, newest_ts;
 	uint64_t addrs[MAX_ADDRS];
 };
@@ -32,18 +33,19 @@ static int cmp_leak(const void *a, const void *b)
 
 static void add_block(struct leak_group *l, const struct mt_block *b)
 {
-	if (l->blocks < MAX_ADDRS)
-		l->addrs[l->blocks] = b->addr;
-	if (l->blocks == 0 || b->size < l->min_size)
+	if (l->nsampled < MAX_ADDRS)
+		l->addrs[l->nsampled] = b->addr;
+	if (l->nsampled == 0 || b->size < l->min_size)
 		l->min_size = b->size;
 	if (b->size > l->max_size)
 		l->max_size = b->size;
-	if (l->blocks == 0 || b->timestamp_ns < l->oldest_ts)
+	if (l->nsampled == 0 || b->timestamp_ns < l->oldest_ts)
 		l->oldest_ts = b->timestamp_ns;
 	if (b->timestamp_ns > l->newest_ts)
 		l->newest_ts = b->timestamp_ns;
-	l->bytes += b->size;
-	l->blocks++;
+	l->bytes += b->est_bytes;
+	l->blocks += b->est_objects;
+	l->nsampled++;
 }
 
 static double age_s(const struct mt_profile *p, uint64_t ts)
@@ -64,14 +66,17 @@ static void write_group(FILE *out, const struct mt_profile *p,
 		/* A saved profile keeps totals per stack, not blocks. */
 		fputc('\n', out);
 	} else {
+		if (p->sum.sample_bytes)
+			fprintf(out, ", estimated from %" PRIu64 " sampled blocks",
+				l->nsampled);
 		fprintf(out, ", block sizes %s..%s, ages %.1fs..%.1fs\n",
 			mt_format_bytes(a, sizeof(a), (int64_t)l->min_size, MT_UNIT_B),
 			mt_format_bytes(b, sizeof(b), (int64_t)l->max_size, MT_UNIT_B),
 			age_s(p, l->newest_ts), age_s(p, l->oldest_ts));
 		fputs("    at", out);
-		for (uint64_t i = 0; i < l->blocks && i < MAX_ADDRS; i++)
+		for (uint64_t i = 0; i < l->nsampled && i < MAX_ADDRS; i++)
 			fprintf(out, " 0x%" PRIx64, l->addrs[i]);
-		fputs(l->blocks > MAX_ADDRS ? " ...\n" : "\n", out);
+		fputs(l->nsampled > MAX_ADDRS ? " ...\n" : "\n", out);
 	}
 	mt_write_frames(out, p, s);
 	fputc('\n', out);

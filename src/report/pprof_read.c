@@ -867,19 +867,45 @@ static void set_target(struct rd *r)
 		snprintf(sum->target, sizeof(sum->target), "%s", pr->comm);
 }
 
-static void set_allocator(struct rd *r)
+/* The text after "KEY: " in the profile's comments, or NULL. */
+static const char *comment_of(struct rd *r, const char *key)
 {
-	static const char key[] = "allocator: ";
+	size_t len = strlen(key);
 
 	for (size_t i = 0; i < r->pb->n_comment; i++) {
 		const char *c = str_at(r->pb, r->pb->comment[i]);
 
-		if (strncmp(c, key, sizeof(key) - 1) == 0) {
-			snprintf(r->out->sum.allocator, sizeof(r->out->sum.allocator),
-				 "%s", c + sizeof(key) - 1);
-			return;
-		}
+		if (strncmp(c, key, len) == 0 && c[len] == ':' && c[len + 1] == ' ')
+			return c + len + 2;
 	}
+	return NULL;
+}
+
+static void set_allocator(struct rd *r)
+{
+	const char *a = comment_of(r, "allocator");
+
+	if (a)
+		snprintf(r->out->sum.allocator, sizeof(r->out->sum.allocator),
+			 "%s", a);
+}
+
+/*
+ * A period in bytes above 1 means a sampled profile (memtrace -s, Go's
+ * heap profiles, ...) whose values are estimates already.
+ */
+static void set_sampling(struct rd *r)
+{
+	const PbValueType *pt = r->pb->period_type;
+	const char *n = comment_of(r, "sampled allocations");
+
+	if (!pt || r->pb->period <= 1 ||
+	    strcmp(str_at(r->pb, pt->type), "space") != 0 ||
+	    strcmp(str_at(r->pb, pt->unit), "bytes") != 0)
+		return;
+	r->out->sum.sample_bytes = (uint64_t)r->pb->period;
+	if (n)
+		r->out->sum.counters[MT_CNT_SAMPLES] = strtoull(n, NULL, 10);
 }
 
 static void set_summary(struct rd *r)
@@ -889,6 +915,7 @@ static void set_summary(struct rd *r)
 
 	set_target(r);
 	set_allocator(r);
+	set_sampling(r);
 	if (r->pb->duration_nanos > 0)
 		sum->duration_s = (double)r->pb->duration_nanos / 1e9;
 	sum->counters[MT_CNT_ALLOC_OBJECTS] = nonneg(t[MT_ALLOC_OBJECTS]);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ static const char *value_unit(enum mt_value v)
 	return mt_value_is_bytes(v) ? "bytes" : "count";
 }
 
-#define MAX_COMMENTS 3
+#define MAX_COMMENTS 4
 #define LABELS_PER_SAMPLE 2
 
 /* The string table: borrowed strings, plus the ones it owns. */
@@ -656,6 +657,12 @@ static int add_comments(struct writer *w)
 	if (!err)
 		err = add_comment(w, "allocator", sum->allocator,
 				  sizeof(sum->allocator));
+	if (!err && sum->sample_bytes) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "%" PRIu64, sum->counters[MT_CNT_SAMPLES]);
+		err = add_comment(w, "sampled allocations", n, sizeof(n));
+	}
 	return err;
 }
 
@@ -898,7 +905,8 @@ static void pb_header(struct pb *b, struct writer *w)
 	b->period_type.type = str_find(&w->st, "space");
 	b->period_type.unit = str_find(&w->st, "bytes");
 	pr->period_type = &b->period_type;
-	pr->period = w->o->period;
+	/* Sampling (-s): one sample per period bytes on average. */
+	pr->period = w->o->period ? w->o->period : (int64_t)w->p->sum.sample_bytes;
 	pr->time_nanos = w->o->time_nanos ? w->o->time_nanos : now_nanos();
 	pr->duration_nanos = duration_nanos(w->p->sum.duration_s);
 	pr->default_sample_type = str_find(&w->st, mt_value_name(MT_INUSE_SPACE));

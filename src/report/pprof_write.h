@@ -25,8 +25,8 @@
 
 struct mt_pprof_write_options {
 	/*
-	 * Sampling period in bytes (Profile.period); 0 when every allocation
-	 * was traced, which is what memtrace does today.
+	 * Sampling period in bytes (Profile.period); 0: the profile's own
+	 * (sum.sample_bytes: -s N, or 0 when every allocation was traced).
 	 */
 	int64_t period;
 	/* Collection time in ns since the Unix epoch; 0: the current time. */

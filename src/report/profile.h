@@ -52,6 +52,7 @@ struct mt_summary {
 	double duration_s;    /* time traced */
 	uint64_t stop_ns;     /* CLOCK_MONOTONIC when tracing stopped (block ages) */
 	bool mmap_traced;     /* --mmap: anonymous mappings are samples too */
+	uint64_t sample_bytes; /* -s: mean bytes between samples; 0: exact */
 	uint64_t counters[MT_CNT__COUNT]; /* summed kernel counters (memleak.h) */
 };
 
@@ -71,6 +72,8 @@ struct mt_raw_block {
 	uint64_t size;
 	uint64_t stack_id;
 	uint64_t timestamp_ns;  /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	uint64_t est_bytes;     /* what it counts for: size, or its estimate */
+	uint64_t est_objects;   /* 1, or the objects it stands for (-s) */
 };
 
 struct mt_raw_profile {
@@ -108,6 +111,8 @@ struct mt_block {
 	uint64_t addr;
 	uint64_t size;
 	uint64_t timestamp_ns;  /* CLOCK_MONOTONIC at allocation */
+	uint64_t est_bytes;     /* what it counts for (see mt_raw_block) */
+	uint64_t est_objects;
 	size_t sample;          /* index into mt_profile.samples, or SIZE_MAX */
 };
 

@@ -32,6 +32,14 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 	fprintf(out, "target: %s\n", s->target);
 	fprintf(out, "allocator: %s\n", s->allocator);
 	fprintf(out, "duration: %.2f s\n", s->duration_s);
+	if (s->sample_bytes) {
+		fprintf(out, "sampling: one allocation per %" PRIu64
+			" bytes on average (Poisson); ", s->sample_bytes);
+		if (c[MT_CNT_SAMPLES])
+			fprintf(out, "%" PRIu64 " allocations sampled; ",
+				c[MT_CNT_SAMPLES]);
+		fputs("figures are estimates\n", out);
+	}
 	write_amount(out, "in use",
 		     (int64_t)(c[MT_CNT_ALLOC_BYTES] - c[MT_CNT_FREE_BYTES]),
 		     (int64_t)(c[MT_CNT_ALLOC_OBJECTS] - c[MT_CNT_FREE_OBJECTS]),
@@ -50,11 +58,14 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 	}
 	fprintf(out, "events: %" PRIu64 " allocator calls, %" PRIu64 " failed\n",
 		c[MT_CNT_EVENTS], c[MT_CNT_FAILED_ALLOCS]);
-	fprintf(out, "untracked frees: %" PRIu64 "\n", c[MT_CNT_UNTRACKED_FREES]);
+	/* Sampling, a free of an unsampled block is the rule, not news. */
+	if (!s->sample_bytes)
+		fprintf(out, "untracked frees: %" PRIu64 "\n",
+			c[MT_CNT_UNTRACKED_FREES]);
 	fprintf(out,
 		"drops: %" PRIu64 " (allocs map full %" PRIu64
 		", stack map full %" PRIu64 ", stack errors %" PRIu64
-		", stats map full %" PRIu64 ", threads map full %" PRIu64
+		", stats map full %" PRIu64 ", thread state unavailable %" PRIu64
 		", read errors %" PRIu64 ")\n",
 		drops, c[MT_CNT_DROP_ALLOCS_FULL], c[MT_CNT_DROP_STACKS_FULL],
 		c[MT_CNT_DROP_STACK_ERRORS], c[MT_CNT_DROP_STATS_FULL],

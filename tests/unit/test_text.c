@@ -257,7 +257,7 @@ static void test_header(void **state)
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
 	const char *drops = "drops: 21 (allocs map full 1, stack map full 2, "
 			    "stack errors 3, stats map full 4, "
-			    "threads map full 5, read errors 6)";
+			    "thread state unavailable 5, read errors 6)";
 	const char *title = "memtrace " MEMTRACE_VERSION " heap profile";
 
 	assert_lines(r, 0, (const char *const[]){
@@ -284,6 +284,23 @@ static void test_header(void **state)
 	assert_string_equal(r->lines[4], "in use: 1536 bytes in 3 objects (1536B)");
 	assert_string_equal(r->lines[5],
 			    "allocated: 5120 bytes in 12 objects (5120B)");
+
+	/* Sampled (-s): the rate and the samples, and no untracked frees
+	 * (most frees are of unsampled blocks); a saved profile may not
+	 * know how many samples it had. */
+	p->sum.sample_bytes = 524288;
+	c[MT_CNT_SAMPLES] = 42;
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
+	assert_string_equal(r->lines[4],
+			    "sampling: one allocation per 524288 bytes on average "
+			    "(Poisson); 42 allocations sampled; figures are estimates");
+	assert_string_equal(r->lines[8], "events: 24 allocator calls, 7 failed");
+	assert_string_equal(r->lines[9], drops);
+	c[MT_CNT_SAMPLES] = 0;
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
+	assert_string_equal(r->lines[4],
+			    "sampling: one allocation per 524288 bytes on average "
+			    "(Poisson); figures are estimates");
 }
 
 static void test_flat_table(void **state)

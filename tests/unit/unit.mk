@@ -107,3 +107,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # The entry-probe placement tests (src/loader/prologue.c) need that source.
 -include tests/unit/prologue.mk
+
+# The sampling arithmetic tests (bpf/sampling.h) need src/loader/sampling.c.
+-include tests/unit/sampling.mk
