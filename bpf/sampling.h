@@ -77,11 +77,13 @@ static __always_inline __u64 mt_sample_interval(__u32 r, __u64 mean,
  * Whether an allocation of SIZE bytes holds the next sample point, *LEFT
  * bytes ahead; if not, the point comes SIZE bytes closer.  After a hit the
  * caller draws the next distance with mt_sample_interval() (the overshoot
- * is forgotten, which the exponential distribution allows).
+ * is forgotten, which the exponential distribution allows).  *LEFT is the
+ * distance rounded down, so the point falls inside iff *LEFT < SIZE; the
+ * rounding shortens the mean interval by about a byte, a bias of 1/mean.
  */
 static __always_inline int mt_sample_hit(__u64 *left, __u64 size)
 {
-	if (size < *left) {
+	if (size <= *left) {
 		*left -= size;
 		return 0;
 	}
