@@ -360,7 +360,8 @@ class Report:
         self.allocated = None
         self.freed = None
         self.events = None       # (calls, failed)
-        self.untracked = None
+        self.untracked = None    # None when sampling (-s)
+        self.sampling = None     # -s: (mean bytes, allocations sampled or None)
         self.drops = None        # (total, {name: n})
         self.title = None        # "Showing top ..." line
         self.shown = None        # (N shown at most, M functions)
@@ -457,7 +458,16 @@ def parse_report(text):
         setattr(rep, attr, (int(mm.group(1)), int(mm.group(2))))
     mm = need("events", r"^(\d+) allocator calls, (\d+) failed$")
     rep.events = (int(mm.group(1)), int(mm.group(2)))
-    rep.untracked = int(need("untracked frees", r"^(\d+)$").group(1))
+    # Sampling (-s): a "sampling:" line, and no "untracked frees:" one.
+    rep.sampling = None
+    if "sampling" in h:
+        mm = need("sampling", r"^one allocation per (\d+) bytes on average \(Poisson\); "
+                              r"(?:(\d+) allocations sampled; )?figures are estimates$")
+        rep.sampling = (int(mm.group(1)), int(mm.group(2)) if mm.group(2) else None)
+        check("untracked frees" not in h, "a sampled report has an 'untracked frees:' line", details)
+        rep.untracked = None
+    else:
+        rep.untracked = int(need("untracked frees", r"^(\d+)$").group(1))
     mm = need("drops", r"^(\d+) \((.*)\)$")
     parts = {}
     for part in mm.group(2).split(","):
