@@ -97,12 +97,20 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* Room for one stack per CPU: too large for the BPF stack. */
+/*
+ * Room for one stack per CPU (too large for the BPF stack), and how deep
+ * the last one was: only that much of the old one needs zeroing.
+ */
+struct stack_scratch {
+	struct mt_stack st;
+	__u32 depth;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct mt_stack);
+	__type(value, struct stack_scratch);
 } scratch SEC(".maps");
 
 static __always_inline void count(enum mt_counter c, __u64 v)
@@ -166,29 +174,39 @@ static __always_inline int walk_user_stack(struct pt_regs *regs,
 /*
  * capture_stack: the one place where a stack is taken.  Returns the id
  * under which the stack is stored in "stacks" (a 64-bit hash of its
- * frames), or MT_STACK_NONE when it could not be recorded.
+ * frames), or MT_STACK_NONE when it could not be recorded.  A global
+ * function, so that the verifier checks its loops once, not once for
+ * every path of every caller.
  */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx)
+__noinline __u64 capture_stack(struct pt_regs *ctx)
 {
 	__u32 zero = 0;
-	struct mt_stack *st = bpf_map_lookup_elem(&scratch, &zero);
+	struct stack_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
 	__u64 h = 0xcbf29ce484222325ULL;
+	struct mt_stack *st;
+	__u32 old;
 	long err;
 	int n;
 
-	if (!st)
+	if (!sc)
 		return MT_STACK_NONE;
+	st = &sc->st;
+	old = sc->depth;
 	n = walk_user_stack(ctx, st);
+	sc->depth = n;
+	/* Hash the frames; zero what is left of a deeper stack before (the
+	 * map keeps the stack zero-padded, as userspace reads it). */
+	for (int i = 0; i < MT_MAX_STACK_DEPTH; i++) {
+		if (i < n)
+			h = mix(h, st->ips[i]);
+		else if (i < old)
+			st->ips[i] = 0;
+		else
+			break;
+	}
 	if (n <= 0 || !st->ips[0]) {
 		count(MT_CNT_DROP_STACK_ERRORS, 1);
 		return MT_STACK_NONE;
-	}
-	for (int i = 0; i < MT_MAX_STACK_DEPTH; i++) {
-		if (i >= n) {
-			st->ips[i] = 0; /* zero-padded, as userspace reads it */
-			continue;
-		}
-		h = mix(h, st->ips[i]);
 	}
 	if (h == MT_STACK_NONE)
 		h = 1;
