@@ -137,6 +137,12 @@ run_memtrace() { # ROW-NAME REP MEMTRACE-OPTIONS...
 		-- "$CHURN" "${CHURN_ARGS[@]}" -o "$p.churn" >"$p.err" 2>&1
 }
 
+run_memtrace_links() { # MEMTRACE_LINKS-VALUE ROW-NAME REP MEMTRACE-OPTIONS...
+	local links=$1
+	shift
+	MEMTRACE_LINKS=$links run_memtrace "$@"
+}
+
 run_bpftrace() {
 	local p=$T/bpftrace.$1
 	python3 "$T/rusage.py" "$p.ru" bpftrace -e "$BPFTRACE_PROG" \
@@ -153,6 +159,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run full "$rep" run_memtrace full "$rep"
 	if [ "$HAVE_SAMPLING" = 1 ]; then
 		run sampling "$rep" run_memtrace sampling "$rep" -s "$SAMPLE_BYTES"
+		# The same without uprobe sessions: every return probe fires.
+		run sampling_multi "$rep" run_memtrace_links multi sampling_multi "$rep" -s "$SAMPLE_BYTES"
 	fi
 	if [ "$BPFTRACE_STATE" = run ]; then
 		run bpftrace "$rep" run_bpftrace "$rep"
@@ -282,6 +290,8 @@ rows.append(("memtrace, full tracing", collect("full", True), "full"))
 sampling_label = f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (sampling)"
 if E["BENCH_HAVE_SAMPLING"] == "1":
     rows.append((sampling_label, collect("sampling", True), "sampling"))
+    rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, no sessions", collect("sampling_multi", True),
+                 "sampling"))
 else:
     rows.append((sampling_label, None, "n/a (no sampling yet: memtrace has no --sample-bytes)"))
 bt_label = "bpftrace, 3 empty probes"
@@ -332,6 +342,8 @@ print()
 print("memtrace benchmark: churn (one free + one malloc per op, sizes 16..4096 B)")
 print(f"  machine:  {sh('nproc')} CPUs, {cpu}, virtualised: {virt}")
 print(f"  kernel:   {platform.release()}")
+if sh("cat /proc/sys/kernel/bpf_stats_enabled") == "1":
+    print("  WARNING:  kernel.bpf_stats_enabled=1 adds two clock reads to every BPF program run")
 libc6 = sh("dpkg-query -W -f='${Version}' libc6")
 print(f"  glibc:    {sh('getconf GNU_LIBC_VERSION')} (libc6 {libc6}), {E['BENCH_LIBC']}")
 bt_ver = sh("bpftrace --version 2>/dev/null")

@@ -280,6 +280,32 @@ static void test_roundtrip(void **state)
 	mt_profile_free(&q);
 }
 
+/* A sampled profile (-s) keeps its period and sample count. */
+static void test_roundtrip_sampled(void **state)
+{
+	const char *path = tmp_path("sampled.pb.gz");
+	struct mt_profile p, q;
+	char err[256] = "x";
+
+	(void)state;
+	build_profile(&p, true);
+	p.sum.sample_bytes = 524288;
+	p.sum.counters[MT_CNT_SAMPLES] = 77;
+	assert_int_equal(mt_pprof_write(path, &p), 0);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.sum.sample_bytes, 524288);
+	assert_int_equal(q.sum.counters[MT_CNT_SAMPLES], 77);
+	mt_profile_free(&q);
+	/* Unsampled: period 0 is read back as exact. */
+	p.sum.sample_bytes = 0;
+	assert_int_equal(mt_pprof_write(path, &p), 0);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.sum.sample_bytes, 0);
+	assert_int_equal(q.sum.counters[MT_CNT_SAMPLES], 0);
+	mt_profile_free(&p);
+	mt_profile_free(&q);
+}
+
 static void test_gzip_magic(void **state)
 {
 	size_t len;
@@ -949,6 +975,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_roundtrip_sampled),
 		cmocka_unit_test(test_gzip_magic),
 		cmocka_unit_test(test_single_process_target),
 		cmocka_unit_test(test_uncompressed),
