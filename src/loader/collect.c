@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "itab.h"
 #include "memleak.skel.h"
 
 static int read_counters(struct memleak_bpf *skel, uint64_t *out)
@@ -50,25 +51,78 @@ static int reserve(void **v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-static int stack_ips(int stacks_fd, __u64 id, struct mt_raw_stack *rs)
+/* The stacks map read whole (by mt_collect), indexed by stack id. */
+struct stack_table {
+	struct mt_itab index;
+	struct mt_stack_ips {
+		uint64_t id;
+		uint32_t nips;
+		uint64_t *ips;
+	} *st;
+	size_t n, cap;
+};
+
+struct stack_find {
+	const struct stack_table *t;
+	uint64_t id;
+};
+
+static bool same_id(const void *ctx, uint32_t idx)
 {
-	struct mt_stack st;
+	const struct stack_find *f = ctx;
+
+	return f->t->st[idx].id == f->id;
+}
+
+/* Frames of ST up to its zero padding; returns how many. */
+static uint32_t depth_of(const struct mt_stack *st)
+{
 	uint32_t n = 0;
+
+	while (n < MT_MAX_STACK_DEPTH && st->ips[n])
+		n++;
+	return n;
+}
+
+/*
+ * The frames of stack ID into RS: from T when the map was read whole, else
+ * looked up in map STACKS_FD.  An unknown id gives no frames.
+ */
+static int stack_ips(const struct stack_table *t, int stacks_fd, __u64 id,
+		     struct mt_raw_stack *rs)
+{
+	struct stack_find key = { t, id };
+	const void *ips = NULL;
+	struct mt_stack st;
+	uint32_t n = 0, idx;
 
 	rs->nips = 0;
 	rs->ips = NULL;
-	if (id == MT_STACK_NONE || bpf_map_lookup_elem(stacks_fd, &id, &st))
+	if (id == MT_STACK_NONE)
 		return 0;
-	while (n < MT_MAX_STACK_DEPTH && st.ips[n])
-		n++;
+	if (t && mt_itab_find(&t->index, id, same_id, &key, &idx)) {
+		n = t->st[idx].nips;
+		ips = t->st[idx].ips;
+	} else if (!t && bpf_map_lookup_elem(stacks_fd, &id, &st) == 0) {
+		n = depth_of(&st);
+		ips = st.ips;
+	}
 	if (n == 0)
 		return 0;
 	rs->ips = malloc(n * sizeof(*rs->ips));
 	if (!rs->ips)
 		return -ENOMEM;
-	memcpy(rs->ips, st.ips, n * sizeof(*rs->ips));
+	memcpy(rs->ips, ips, n * sizeof(*rs->ips));
 	rs->nips = n;
 	return 0;
+}
+
+static void stack_table_free(struct stack_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->st[i].ips);
+	free(t->st);
+	mt_itab_free(&t->index);
 }
 
 /* Which processes to read: all (n == 0), or the sorted PIDS. */
@@ -94,43 +148,127 @@ static bool wanted(const struct pid_filter *f, uint32_t pid)
 typedef int (*visit_fn)(struct mt_raw_profile *raw, const void *key,
 			const void *value, void *ctx);
 
+/* Entries read by one bpf_map_lookup_batch() call (more if a bucket of the
+ * hash map holds more, which the kernel reports with ENOSPC). */
+#define BATCH_ENTRIES 1024U
+
+/* One walk over a map: where it is, what it wants, what it keeps. */
+struct walker {
+	int fd;
+	size_t ksize, vsize;
+	const struct pid_filter *f;
+	visit_fn visit;
+	struct mt_raw_profile *raw;
+	void *ctx;
+	char *del;          /* keys to delete after the walk (f->remove) */
+	size_t ndel, delcap;
+};
+
+/* Visit one entry if its process is wanted; queue its key for deletion. */
+static int visit_entry(struct walker *w, const void *key, const void *value)
+{
+	uint32_t pid;
+	int ret;
+
+	memcpy(&pid, key, sizeof(pid));
+	if (!wanted(w->f, pid))
+		return 0;
+	if (w->f->remove) {
+		ret = reserve((void **)&w->del, &w->delcap, w->ndel, w->ksize);
+		if (ret)
+			return ret;
+		memcpy(w->del + w->ksize * w->ndel++, key, w->ksize);
+	}
+	return w->visit(w->raw, key, value, w->ctx);
+}
+
+static int resize(char **p, size_t size)
+{
+	char *np = realloc(*p, size);
+
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	return 0;
+}
+
 /*
- * Visit the entries of map FD (keys of KSIZE bytes beginning with the pid)
- * of the processes F wants; with f->remove, delete them after the walk,
- * which deleting would disturb.
+ * Read the map in batches of entries, one system call each (hash maps have
+ * batch operations from Linux 5.6; memtrace needs 5.11 for task storage).
+ * Returns 0 or -errno.
+ */
+static int walk_batches(struct walker *w)
+{
+	uint32_t cap = BATCH_ENTRIES, n;
+	/* The batch position: a bucket number for hash maps, at least a key. */
+	size_t tsize = w->ksize > sizeof(uint64_t) ? w->ksize : sizeof(uint64_t);
+	char *keys = malloc(cap * w->ksize), *values = malloc(cap * w->vsize);
+	char *in = calloc(1, tsize), *out = calloc(1, tsize), *tmp;
+	bool first = true, done = false;
+	int ret = keys && values && in && out ? 0 : -ENOMEM;
+
+	while (ret == 0 && !done) {
+		n = cap;
+		ret = bpf_map_lookup_batch(w->fd, first ? NULL : in, out, keys,
+					   values, &n, NULL);
+		if (ret == -ENOSPC && n == 0) {
+			/* One bucket holds more than CAP entries. */
+			cap *= 2;
+			ret = resize(&keys, cap * w->ksize);
+			if (!ret)
+				ret = resize(&values, cap * w->vsize);
+			continue;
+		}
+		done = ret == -ENOENT;  /* the last batch, perhaps empty */
+		if (ret && !done)
+			break;
+		ret = 0;
+		first = false;
+		for (uint32_t i = 0; i < n && ret == 0; i++)
+			ret = visit_entry(w, keys + i * w->ksize,
+					  values + i * w->vsize);
+		tmp = in;
+		in = out;
+		out = tmp;
+	}
+	free(keys);
+	free(values);
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* Delete the queued keys, in one batch where the kernel can. */
+static void delete_queued(struct walker *w)
+{
+	uint32_t n = (uint32_t)w->ndel;
+	int err = n ? bpf_map_delete_batch(w->fd, w->del, &n, NULL) : 0;
+	/* The batch stops at a key another thread removed first (ENOENT,
+	 * having deleted N); after any other error, try each key. */
+	size_t from = err == 0 ? w->ndel : err == -ENOENT ? n + 1U : 0;
+
+	for (size_t i = from; i < w->ndel; i++)
+		bpf_map_delete_elem(w->fd, w->del + w->ksize * i);
+}
+
+/*
+ * Visit the entries of map FD (keys of KSIZE bytes, beginning with the pid
+ * unless F wants every entry) of the processes F wants; with f->remove,
+ * delete them after the walk, which deleting would disturb.
  */
 static int walk(int fd, size_t ksize, size_t vsize, const struct pid_filter *f,
 		visit_fn visit, struct mt_raw_profile *raw, void *ctx)
 {
-	char *key = malloc(ksize), *value = malloc(vsize), *del = NULL;
-	size_t ndel = 0, delcap = 0;
-	void *prev = NULL;
-	int ret = key && value ? 0 : -ENOMEM;
+	struct walker w = { fd, ksize, vsize, f, visit, raw, ctx, NULL, 0, 0 };
+	int ret = walk_batches(&w);
 
-	while (ret == 0 && bpf_map_get_next_key(fd, prev, key) == 0) {
-		uint32_t pid;
-
-		memcpy(&pid, key, sizeof(pid));
-		prev = key;
-		if (!wanted(f, pid) || bpf_map_lookup_elem(fd, key, value))
-			continue;
-		if (f->remove) {
-			ret = reserve((void **)&del, &delcap, ndel, ksize);
-			if (ret)
-				break;
-			memcpy(del + ksize * ndel++, key, ksize);
-		}
-		ret = visit(raw, key, value, ctx);
-	}
-	for (size_t i = 0; i < ndel; i++)
-		bpf_map_delete_elem(fd, del + ksize * i);
-	free(del);
-	free(key);
-	free(value);
+	delete_queued(&w);
+	free(w.del);
 	return ret;
 }
 
 struct stats_ctx {
+	const struct stack_table *table;  /* or NULL */
 	int stacks_fd;
 	size_t cap;
 };
@@ -156,10 +294,43 @@ static int add_stack(struct mt_raw_profile *raw, const void *k, const void *v,
 	rs->alloc_objects = st->alloc_objects;
 	rs->free_bytes = st->free_bytes;
 	rs->free_objects = st->free_objects;
-	ret = stack_ips(c->stacks_fd, key->stack_id, rs);
+	ret = stack_ips(c->table, c->stacks_fd, key->stack_id, rs);
 	if (!ret)
 		raw->nstacks++;
 	return ret;
+}
+
+/* A visitor of the stacks map: keep the frames of stack K in table ARG. */
+static int keep_stack(struct mt_raw_profile *raw, const void *k, const void *v,
+		      void *arg)
+{
+	struct stack_table *t = arg;
+	struct mt_stack_ips *e;
+	uint32_t n = depth_of(v);
+	uint64_t id;
+	int ret;
+
+	(void)raw;
+	memcpy(&id, k, sizeof(id));
+	if (n == 0)
+		return 0;
+	ret = reserve((void **)&t->st, &t->cap, t->n, sizeof(*t->st));
+	if (ret)
+		return ret;
+	e = &t->st[t->n];
+	e->id = id;
+	e->nips = n;
+	e->ips = malloc(n * sizeof(*e->ips));
+	if (!e->ips)
+		return -ENOMEM;
+	memcpy(e->ips, ((const struct mt_stack *)v)->ips, n * sizeof(*e->ips));
+	ret = mt_itab_add(&t->index, id, (uint32_t)t->n);
+	if (ret) {
+		free(e->ips);
+		return ret;
+	}
+	t->n++;
+	return 0;
 }
 
 static int add_block(struct mt_raw_profile *raw, const void *k, const void *v,
@@ -185,11 +356,15 @@ static int add_block(struct mt_raw_profile *raw, const void *k, const void *v,
 	return 0;
 }
 
-/* The stacks, then the outstanding blocks, of the processes F wants. */
+/*
+ * The stacks, then the outstanding blocks, of the processes F wants; the
+ * frames come from TABLE, or when it is NULL, one lookup a stack.
+ */
 static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
-		     const struct pid_filter *f)
+		     const struct pid_filter *f, const struct stack_table *table)
 {
-	struct stats_ctx sc = { bpf_map__fd(skel->maps.stacks), raw->nstacks };
+	struct stats_ctx sc = { table, bpf_map__fd(skel->maps.stacks),
+				raw->nstacks };
 	size_t bcap = raw->nblocks;
 	int ret = walk(bpf_map__fd(skel->maps.stats), sizeof(struct mt_stat_key),
 		       sizeof(struct mt_stat), f, add_stack, raw, &sc);
@@ -204,9 +379,17 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 {
 	struct pid_filter all = { NULL, 0, false };
+	struct stack_table table = { 0 };
 	int ret = read_counters(skel, raw->sum.counters);
 
-	return ret ? ret : read_maps(skel, raw, &all);
+	/* Every stack is wanted: one pass over the stacks map in batches. */
+	if (!ret)
+		ret = walk(bpf_map__fd(skel->maps.stacks), sizeof(__u64),
+			   sizeof(struct mt_stack), &all, keep_stack, raw, &table);
+	if (!ret)
+		ret = read_maps(skel, raw, &all, &table);
+	stack_table_free(&table);
+	return ret;
 }
 
 int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
@@ -217,5 +400,5 @@ int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
 	if (n == 0)
 		return 0;
 	qsort(pids, n, sizeof(*pids), cmp_u32);
-	return read_maps(skel, raw, &f);
+	return read_maps(skel, raw, &f, NULL);
 }
