@@ -21,7 +21,7 @@ PROGS_O2   := -O2 -fno-optimize-sibling-calls $(PROGS_BASE)
 
 # Plain C programs at -O0.
 PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7
-PROGS_ALL  := $(PROGS_C_O0) threads shapes inline nolibc
+PROGS_ALL  := $(PROGS_C_O0) threads sampled shapes inline nolibc
 
 .PHONY: tests-progs
 tests-progs: $(addprefix $(PROGS_DIR)/,$(PROGS_ALL))
@@ -32,7 +32,7 @@ $(PROGS_DIR):
 $(addprefix $(PROGS_DIR)/,$(PROGS_C_O0)): $(PROGS_DIR)/%: $(PROGS_SRC)/%.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_O0) -o $@ $<
 
-$(PROGS_DIR)/threads: $(PROGS_SRC)/threads.c tests/progs/progs.mk | $(PROGS_DIR)
+$(PROGS_DIR)/threads $(PROGS_DIR)/sampled: $(PROGS_DIR)/%: $(PROGS_SRC)/%.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_O0) -pthread -o $@ $<
 
 $(PROGS_DIR)/shapes: $(PROGS_SRC)/shapes.cpp tests/progs/progs.mk | $(PROGS_DIR)
