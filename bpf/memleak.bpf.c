@@ -10,8 +10,11 @@
  * every call the program makes counts once.
  *
  * Maps: "allocs" (outstanding blocks), "stats" (per process and stack
- * totals), "stacks" (user stacks by hash), "inflight" (per-thread call
- * state) and "counters" (totals and drop counters, per CPU).
+ * allocation totals), "stacks" (user stacks by hash), "inflight"
+ * (per-thread call state) and "counters" (totals and drop counters, per
+ * CPU).  A free only deletes its block from "allocs": what each stack
+ * still holds is the sum of its outstanding blocks, and the loader
+ * derives what was freed from it.
  *
  * With -s (sample_bytes), only the allocations a per-thread Poisson
  * process picks are recorded, each counting for the estimate it stands
@@ -172,20 +175,20 @@ static __always_inline int walk_user_stack(struct pt_regs *regs,
 }
 
 /*
- * capture_stack: the one place where a stack is taken.  Returns the id
- * under which the stack is stored in "stacks" (a 64-bit hash of its
- * frames), or MT_STACK_NONE when it could not be recorded.  A global
- * function, so that the verifier checks its loops once, not once for
- * every path of every caller.
+ * hash_stack: the one place where a stack is taken.  Walks the user stack
+ * into this CPU's scratch and returns the id it is stored under in
+ * "stacks" (a 64-bit hash of its frames), or MT_STACK_NONE when it could
+ * not be taken.  It is stored only when a new (process, stack) pair needs
+ * it (store_stack).  A global function, so that the verifier checks its
+ * loops once, not once for every path of every caller.
  */
-__noinline __u64 capture_stack(struct pt_regs *ctx)
+__noinline __u64 hash_stack(struct pt_regs *ctx)
 {
 	__u32 zero = 0;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
 	__u64 h = 0xcbf29ce484222325ULL;
 	struct mt_stack *st;
 	__u32 old;
-	long err;
 	int n;
 
 	if (!sc)
@@ -208,28 +211,48 @@ __noinline __u64 capture_stack(struct pt_regs *ctx)
 		count(MT_CNT_DROP_STACK_ERRORS, 1);
 		return MT_STACK_NONE;
 	}
-	if (h == MT_STACK_NONE)
-		h = 1;
-	if (bpf_map_lookup_elem(&stacks, &h))
-		return h;
-	err = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
-	if (err && err != -EEXIST) {
-		count(MT_CNT_DROP_STACKS_FULL, 1);
-		return MT_STACK_NONE;
-	}
-	return h;
+	return h == MT_STACK_NONE ? 1 : h;
 }
 
+/* Keep the stack hash_stack() just took under id H; false if full. */
+static __always_inline bool store_stack(__u64 h)
+{
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+	long err;
+
+	if (!sc || bpf_map_lookup_elem(&stacks, &h))
+		return sc != NULL;
+	err = bpf_map_update_elem(&stacks, &h, &sc->st, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count(MT_CNT_DROP_STACKS_FULL, 1);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The totals of process PID's blocks of category CAT from stack *ID, made
+ * on first use.  Only then is the stack itself stored: a known pair means
+ * a known stack.  A stack that cannot be stored turns *ID into
+ * MT_STACK_NONE.
+ */
 static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
-					       __u64 stack_id)
+					       __u64 *id)
 {
 	struct mt_stat_key key = { .pid = pid, .category = cat,
-				   .stack_id = stack_id };
+				   .stack_id = *id };
 	struct mt_stat zero = {};
 	struct mt_stat *s = bpf_map_lookup_elem(&stats, &key);
 
 	if (s)
 		return s;
+	if (*id != MT_STACK_NONE && !store_stack(*id)) {
+		*id = key.stack_id = MT_STACK_NONE;
+		s = bpf_map_lookup_elem(&stats, &key);
+		if (s)
+			return s;
+	}
 	/* A new stack, perhaps a new process: remember its name. */
 	if (!bpf_map_lookup_elem(&comms, &pid)) {
 		struct mt_comm c;
@@ -245,40 +268,17 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
 	return s;
 }
 
-/* The block INFO, of process PID, is released: subtract what it added. */
-static __always_inline void account_free(__u32 pid,
-					 const struct mt_alloc_info *info)
-{
-	__u32 cat = (__u32)info->category;
-	__u64 bytes = info->est_bytes, objects = info->est_objects;
-	struct mt_stat *s = stat_of(pid, cat, info->stack_id);
-
-	if (s) {
-		__sync_fetch_and_add(&s->free_bytes, bytes);
-		__sync_fetch_and_add(&s->free_objects, objects);
-	}
-	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_OBJECTS : MT_CNT_FREE_OBJECTS,
-	      objects);
-	count(cat == MT_CAT_MMAP ? MT_CNT_MUNMAP_BYTES : MT_CNT_FREE_BYTES, bytes);
-}
-
 /*
- * A block of category CAT at ADDR is released.  Returns false when no such
- * block is known (for the heap: an untracked free, counted by the caller).
+ * A block of category CAT at ADDR is released: it leaves the outstanding
+ * blocks, which is all there is to do (see struct mt_stat).  Returns
+ * false when no such block is known (for the heap: an untracked free,
+ * counted by the caller).
  */
 static __always_inline bool record_free(__u32 pid, __u64 addr, __u32 cat)
 {
-	struct mt_alloc_key key = { .pid = pid, .addr = addr };
-	struct mt_alloc_info *info = bpf_map_lookup_elem(&allocs, &key);
-	struct mt_alloc_info copy;
+	struct mt_alloc_key key = { .pid = pid, .category = cat, .addr = addr };
 
-	if (!info || info->category != cat)
-		return false;
-	copy = *info;
-	if (bpf_map_delete_elem(&allocs, &key))
-		return true; /* another thread freed it first */
-	account_free(pid, &copy);
-	return true;
+	return bpf_map_delete_elem(&allocs, &key) == 0;
 }
 
 /* A heap block is freed; sampling, most blocks are rightly unknown. */
@@ -323,30 +323,20 @@ static __always_inline void estimate(struct mt_alloc_info *info, __u64 size)
 static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 					 __u64 size, __u32 cat)
 {
-	struct mt_alloc_key key = { .pid = pid, .addr = addr };
+	struct mt_alloc_key key = { .pid = pid, .category = cat, .addr = addr };
+	__u64 id = hash_stack(ctx);
+	struct mt_stat *s = stat_of(pid, cat, &id);
 	struct mt_alloc_info info = {
 		.size = size,
-		.stack_id = capture_stack(ctx),
+		.stack_id = id,
 		.timestamp = bpf_ktime_get_ns(),
-		.category = cat,
 	};
-	struct mt_alloc_info *old;
-	struct mt_stat *s;
-	long err;
 
 	estimate(&info, size);
-	err = bpf_map_update_elem(&allocs, &key, &info, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* The block was released by a path we do not see: retire it. */
-		old = bpf_map_lookup_elem(&allocs, &key);
-		if (old) {
-			account_free(pid, old);
-			*old = info;
-		}
-	} else if (err) {
+	/* A block at the same address is replaced: it was released by a path
+	 * not seen, and leaving the outstanding blocks counts it as freed. */
+	if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY))
 		count(MT_CNT_DROP_ALLOCS_FULL, 1);
-	}
-	s = stat_of(pid, cat, info.stack_id);
 	if (s) {
 		__sync_fetch_and_add(&s->alloc_bytes, info.est_bytes);
 		__sync_fetch_and_add(&s->alloc_objects, info.est_objects);

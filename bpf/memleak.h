@@ -61,7 +61,9 @@ enum mt_counter {
 	/* The four totals below are estimates when sampling (-s). */
 	MT_CNT_ALLOC_OBJECTS,   /* successful allocations */
 	MT_CNT_ALLOC_BYTES,
-	MT_CNT_FREE_OBJECTS,    /* frees of tracked blocks */
+	/* Frees of tracked blocks: not counted in BPF (a free only deletes
+	 * the block), but by the loader: allocated less still outstanding. */
+	MT_CNT_FREE_OBJECTS,
 	MT_CNT_FREE_BYTES,
 	MT_CNT_UNTRACKED_FREES, /* frees of blocks allocated before attach */
 	MT_CNT_FAILED_ALLOCS,   /* calls that returned NULL / an error */
@@ -75,17 +77,17 @@ enum mt_counter {
 	/* --mmap: anonymous mappings made by the program itself. */
 	MT_CNT_MMAP_OBJECTS,
 	MT_CNT_MMAP_BYTES,
-	MT_CNT_MUNMAP_OBJECTS,
+	MT_CNT_MUNMAP_OBJECTS,  /* by the loader, as the frees */
 	MT_CNT_MUNMAP_BYTES,
 	/* -s: allocations sampled (each stands for its estimate). */
 	MT_CNT_SAMPLES,
 	MT_CNT__COUNT
 };
 
-/* Key of the outstanding allocations and of the per-stack totals. */
+/* Key of the outstanding allocations. */
 struct mt_alloc_key {
 	__u32 pid;
-	__u32 pad;
+	__u32 category;   /* enum mt_category */
 	__u64 addr;
 };
 
@@ -94,7 +96,6 @@ struct mt_alloc_info {
 	__u64 size;
 	__u64 stack_id;   /* key into the stacks map; MT_STACK_NONE if unknown */
 	__u64 timestamp;  /* bpf_ktime_get_ns() at allocation */
-	__u64 category;   /* enum mt_category */
 	/* What the block counts for in the totals: size and 1, or when
 	 * sampling the estimate it stands for (bpf/sampling.h). */
 	__u64 est_bytes;
@@ -108,12 +109,14 @@ struct mt_stat_key {
 	__u64 stack_id;
 };
 
-/* Per-(process, stack) totals: in-use = allocated - freed. */
+/*
+ * Per-(process, stack) totals of what was allocated.  What is still in
+ * use is the sum of the stack's outstanding blocks ("allocs"), so a free
+ * needs to touch nothing but the block: the loader derives the freed.
+ */
 struct mt_stat {
 	__u64 alloc_bytes;
 	__u64 alloc_objects;
-	__u64 free_bytes;
-	__u64 free_objects;
 };
 
 /* A user stack, leaf (the allocator's caller) first, zero-padded. */

@@ -292,8 +292,7 @@ static int add_stack(struct mt_raw_profile *raw, const void *k, const void *v,
 	rs->category = key->category;
 	rs->alloc_bytes = st->alloc_bytes;
 	rs->alloc_objects = st->alloc_objects;
-	rs->free_bytes = st->free_bytes;
-	rs->free_objects = st->free_objects;
+	/* free_*: derived once the blocks are read (derive_frees). */
 	ret = stack_ips(c->table, c->stacks_fd, key->stack_id, rs);
 	if (!ret)
 		raw->nstacks++;
@@ -347,6 +346,7 @@ static int add_block(struct mt_raw_profile *raw, const void *k, const void *v,
 		return ret;
 	b = &raw->blocks[raw->nblocks++];
 	b->pid = key->pid;
+	b->category = key->category;
 	b->addr = key->addr;
 	b->size = info->size;
 	b->stack_id = info->stack_id;
@@ -354,6 +354,93 @@ static int add_block(struct mt_raw_profile *raw, const void *k, const void *v,
 	b->est_bytes = info->est_bytes;
 	b->est_objects = info->est_objects;
 	return 0;
+}
+
+/* A (process, category, stack) triple, to find a raw stack by. */
+struct stack_key {
+	const struct mt_raw_stack *stacks;
+	uint32_t pid, category;
+	uint64_t stack_id;
+};
+
+static uint64_t hash_triple(uint32_t pid, uint32_t category, uint64_t id)
+{
+	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
+				       (uint64_t)pid << 32 | category), id);
+}
+
+static bool same_triple(const void *ctx, uint32_t idx)
+{
+	const struct stack_key *k = ctx;
+	const struct mt_raw_stack *rs = &k->stacks[idx];
+
+	return rs->pid == k->pid && rs->category == k->category &&
+	       rs->stack_id == k->stack_id;
+}
+
+/* A - B, or 0 (a block's estimate can only exceed what its stack
+ * allocated when that stack's totals were dropped and made anew). */
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a - (b < a ? b : a);
+}
+
+/*
+ * What the stacks read from index S0 on freed: what they allocated less
+ * what their blocks, read from index B0 on, still hold (the BPF program
+ * counts no frees; see struct mt_stat).
+ */
+static int derive_frees(struct mt_raw_profile *raw, size_t s0, size_t b0)
+{
+	struct mt_itab index = { 0 };
+	int ret = 0;
+
+	for (size_t i = s0; i < raw->nstacks && !ret; i++) {
+		struct mt_raw_stack *rs = &raw->stacks[i];
+
+		rs->free_bytes = rs->alloc_bytes;
+		rs->free_objects = rs->alloc_objects;
+		ret = mt_itab_add(&index, hash_triple(rs->pid, rs->category,
+						      rs->stack_id),
+				  (uint32_t)(i - s0));
+	}
+	for (size_t i = b0; i < raw->nblocks && !ret; i++) {
+		const struct mt_raw_block *b = &raw->blocks[i];
+		struct stack_key k = { raw->stacks + s0, b->pid, b->category,
+				       b->stack_id };
+		struct mt_raw_stack *rs;
+		uint32_t idx;
+
+		/* A block whose stack's totals were dropped (stats map full)
+		 * has nothing to be subtracted from. */
+		if (!mt_itab_find(&index, hash_triple(b->pid, b->category,
+						      b->stack_id),
+				  same_triple, &k, &idx))
+			continue;
+		rs = &raw->stacks[s0 + idx];
+		rs->free_bytes = minus(rs->free_bytes, b->est_bytes);
+		rs->free_objects = minus(rs->free_objects, b->est_objects);
+	}
+	mt_itab_free(&index);
+	return ret;
+}
+
+void mt_collect_count_frees(struct mt_raw_profile *raw)
+{
+	uint64_t *c = raw->sum.counters;
+	uint64_t held[2][2] = { { 0 } };  /* [category][bytes, objects] */
+
+	for (size_t i = 0; i < raw->nblocks; i++) {
+		const struct mt_raw_block *b = &raw->blocks[i];
+		uint32_t cat = b->category == MT_CAT_MMAP;
+
+		held[cat][0] += b->est_bytes;
+		held[cat][1] += b->est_objects;
+	}
+	c[MT_CNT_FREE_BYTES] = minus(c[MT_CNT_ALLOC_BYTES], held[0][0]);
+	c[MT_CNT_FREE_OBJECTS] = minus(c[MT_CNT_ALLOC_OBJECTS], held[0][1]);
+	c[MT_CNT_MUNMAP_BYTES] = minus(c[MT_CNT_MMAP_BYTES], held[1][0]);
+	c[MT_CNT_MUNMAP_OBJECTS] = minus(c[MT_CNT_MMAP_OBJECTS], held[1][1]);
 }
 
 /*
@@ -365,7 +452,7 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 {
 	struct stats_ctx sc = { table, bpf_map__fd(skel->maps.stacks),
 				raw->nstacks };
-	size_t bcap = raw->nblocks;
+	size_t bcap = raw->nblocks, s0 = raw->nstacks, b0 = raw->nblocks;
 	int ret = walk(bpf_map__fd(skel->maps.stats), sizeof(struct mt_stat_key),
 		       sizeof(struct mt_stat), f, add_stack, raw, &sc);
 
@@ -373,7 +460,7 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 		ret = walk(bpf_map__fd(skel->maps.allocs),
 			   sizeof(struct mt_alloc_key), sizeof(struct mt_alloc_info),
 			   f, add_block, raw, &bcap);
-	return ret;
+	return ret ? ret : derive_frees(raw, s0, b0);
 }
 
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)

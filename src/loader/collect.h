@@ -8,11 +8,19 @@
 struct memleak_bpf;
 
 /*
- * Fill raw->sum.counters, raw->stacks and raw->blocks from the maps of
- * SKEL.  raw->procs and the rest of raw->sum are left to the caller.
+ * Fill raw->sum.counters (but the frees: mt_collect_count_frees), raw->stacks
+ * and raw->blocks from the maps of SKEL; each stack's frees are what it
+ * allocated less what its blocks hold.  raw->procs and the rest of raw->sum are left to the caller.
  * Returns 0 or -errno.
  */
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw);
+
+/*
+ * Fill RAW's counters of frees and munmaps, which the BPF program does not
+ * count: what was allocated less what RAW's blocks still hold.  Call it
+ * once RAW has every block (system-wide: those of exited processes too).
+ */
+void mt_collect_count_frees(struct mt_raw_profile *raw);
 
 /*
  * Move the stacks and blocks of the processes PIDS (N of them; sorted in

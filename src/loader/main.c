@@ -349,6 +349,7 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		mt_raw_profile_free(&raw);
 		return fail("cannot read the BPF maps: %s", strerror(-ret));
 	}
+	mt_collect_count_frees(&raw);
 	raw.procs = proc;
 	raw.nprocs = 1;
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
@@ -589,6 +590,7 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	if (ret) {
 		fail("cannot read the BPF maps: %s", strerror(-ret));
 	} else {
+		mt_collect_count_frees(&raw);
 		raw.procs = sys.procs;
 		raw.nprocs = sys.nprocs;
 		snprintf(raw.sum.target, sizeof(raw.sum.target),

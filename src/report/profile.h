@@ -68,6 +68,7 @@ struct mt_raw_stack {
 /* One block still allocated when tracing stopped. */
 struct mt_raw_block {
 	uint32_t pid;
+	uint32_t category;      /* enum mt_category */
 	uint64_t addr;
 	uint64_t size;
 	uint64_t stack_id;
