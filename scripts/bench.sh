@@ -391,9 +391,12 @@ for label, res, kind in rows:
     notes.append(f"{label}: ns/op per run: " + ", ".join(f"{r['ns']:.0f}" for r in res)
                  + (f"  (NOISY: runs differ by {100 * spread:.0f}% of the median)" if spread > 0.2 else ""))
     if kind in ("full", "sampling", "floor"):
+        # Every drop counter of the row: each distinct drops line of its runs.
+        seen = []
         for r in res:
             dl = r.get("h", {}).get("drops_line")
-            if r.get("h", {}).get("drops"):
+            if dl and dl not in seen:
+                seen.append(dl)
                 notes.append(f"{label}: {dl}")
     if kind == "full" and res[0].get("f"):
         mine, other = res[0]["f"]
