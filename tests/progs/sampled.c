@@ -1,9 +1,12 @@
 /*
  * sampled.c: the program of the sampling accuracy test
  * (tests/integration/test_sampling.py), whose allocations are known
- * exactly: about 1.6 GB allocated in mixed sizes from 16 B to 64 KiB by two
- * threads, through four functions.  churn_small and churn_large free every
- * block they allocate; leak_small and leak_large free none.
+ * exactly.  Two threads allocate in mixed sizes through four functions:
+ * churn_small and churn_large free every block they allocate, leak_small
+ * and leak_large free none.  `sampled` (the fine plan, for -s 16384)
+ * allocates about 1.7 GB in blocks of 16 B to 64 KiB; `sampled coarse`
+ * (for -s 524288) about 10 GB in blocks of 1 KiB to 4 MiB, 4.7 GB of them
+ * leaked (address space only: one byte of each block is touched).
  *
  * Every size comes from a splitmix64 stream of its own, one per thread and
  * function, so the order in which the functions run changes nothing: the
@@ -17,23 +20,32 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define THREADS 2
 #define ROUNDS 100
 #define WINDOW 256   /* blocks a churning function keeps at a time */
 
 /* Per thread: how many blocks each function allocates, in which bands.
- * Kept in step with PLAN in tests/integration/test_sampling.py. */
+ * Kept in step with PLANS in tests/integration/test_sampling.py. */
 enum { CHURN_SMALL, CHURN_LARGE, LEAK_SMALL, LEAK_LARGE, NFUNCS };
-static const struct plan {
+struct plan {
 	unsigned lo, hi;  /* bands 2^lo .. 2^hi - 1 bytes */
 	unsigned n;       /* blocks per thread, a multiple of ROUNDS */
-} plan[NFUNCS] = {
+};
+static const struct plan fine[NFUNCS] = {
 	[CHURN_SMALL] = { 4, 12, 100000 },
 	[CHURN_LARGE] = { 12, 16, 30000 },
 	[LEAK_SMALL] = { 4, 10, 120000 },
 	[LEAK_LARGE] = { 13, 16, 2000 },
 };
+static const struct plan coarse[NFUNCS] = {
+	[CHURN_SMALL] = { 10, 18, 20000 },
+	[CHURN_LARGE] = { 18, 22, 1000 },
+	[LEAK_SMALL] = { 12, 19, 8000 },
+	[LEAK_LARGE] = { 19, 22, 800 },
+};
+static const struct plan *plan = fine;
 
 struct thread {
 	unsigned id;
@@ -126,10 +138,15 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct thread threads[THREADS];
 	pthread_t tid[THREADS];
+
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "coarse") != 0))
+		return 2;  /* usage: sampled [coarse] */
+	if (argc == 2)
+		plan = coarse;
 
 	for (unsigned i = 0; i < THREADS; i++) {
 		threads[i].id = i;
