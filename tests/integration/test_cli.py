@@ -8,7 +8,7 @@ import subprocess
 
 import mtlib
 from mtlib import check, check_eq, test
-from programs import BY_NAME
+from programs import BY_NAME, totals
 
 TRUE = "/bin/true"
 
@@ -240,3 +240,13 @@ def _small_maps():
     total, parts = rep.drops
     check(parts.get("allocs map full", 0) > 0, "no 'allocs map full' drops with --max-allocs 4", details)
     check_eq(total, sum(parts.values()), "drops total vs the sum of its parts", details)
+    # Allocated stays exact; a block that did not fit counts as freed, so
+    # in use is what the 4 slots still held: a lower bound.
+    want = totals(BY_NAME["leaks"])
+    check_eq(rep.allocated, (want["alloc_space"], want["alloc_objects"]),
+             "allocated (bytes, objects)", details)
+    check(rep.inuse[1] <= 4 and rep.inuse[0] <= want["inuse_space"],
+          "in use %r: more than 4 blocks, or more than the true %d bytes"
+          % (rep.inuse, want["inuse_space"]), details)
+    check_eq(rep.freed, (rep.allocated[0] - rep.inuse[0], rep.allocated[1] - rep.inuse[1]),
+             "freed = allocated - in use", details)
