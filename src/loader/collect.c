@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "itab.h"
+#include "map_walk.h"
 #include "memleak.skel.h"
 
 static int read_counters(struct memleak_bpf *skel, uint64_t *out)
@@ -125,162 +126,23 @@ static void stack_table_free(struct stack_table *t)
 	mt_itab_free(&t->index);
 }
 
-/* Which processes to read: all (n == 0), or the sorted PIDS. */
-struct pid_filter {
-	const uint32_t *pids;
-	size_t n;
-	bool remove;  /* delete what was read from the maps */
-};
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static bool wanted(const struct pid_filter *f, uint32_t pid)
-{
-	return f->n == 0 || bsearch(&pid, f->pids, f->n, sizeof(pid), cmp_u32);
-}
-
-/* Called for every entry of a walked map; returns 0 or -errno. */
-typedef int (*visit_fn)(struct mt_raw_profile *raw, const void *key,
-			const void *value, void *ctx);
-
-/* Entries read by one bpf_map_lookup_batch() call (more if a bucket of the
- * hash map holds more, which the kernel reports with ENOSPC). */
-#define BATCH_ENTRIES 1024U
-
-/* One walk over a map: where it is, what it wants, what it keeps. */
-struct walker {
-	int fd;
-	size_t ksize, vsize;
-	const struct pid_filter *f;
-	visit_fn visit;
+/* Visitors' context: the profile read into, and its arrays' capacities. */
+struct read_ctx {
 	struct mt_raw_profile *raw;
-	void *ctx;
-	char *del;          /* keys to delete after the walk (f->remove) */
-	size_t ndel, delcap;
-};
-
-/* Visit one entry if its process is wanted; queue its key for deletion. */
-static int visit_entry(struct walker *w, const void *key, const void *value)
-{
-	uint32_t pid;
-	int ret;
-
-	memcpy(&pid, key, sizeof(pid));
-	if (!wanted(w->f, pid))
-		return 0;
-	if (w->f->remove) {
-		ret = reserve((void **)&w->del, &w->delcap, w->ndel, w->ksize);
-		if (ret)
-			return ret;
-		memcpy(w->del + w->ksize * w->ndel++, key, w->ksize);
-	}
-	return w->visit(w->raw, key, value, w->ctx);
-}
-
-static int resize(char **p, size_t size)
-{
-	char *np = realloc(*p, size);
-
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	return 0;
-}
-
-/*
- * Read the map in batches of entries, one system call each (hash maps have
- * batch operations from Linux 5.6; memtrace needs 5.11 for task storage).
- * Returns 0 or -errno.
- */
-static int walk_batches(struct walker *w)
-{
-	uint32_t cap = BATCH_ENTRIES, n;
-	/* The batch position: a bucket number for hash maps, at least a key. */
-	size_t tsize = w->ksize > sizeof(uint64_t) ? w->ksize : sizeof(uint64_t);
-	char *keys = malloc(cap * w->ksize), *values = malloc(cap * w->vsize);
-	char *in = calloc(1, tsize), *out = calloc(1, tsize), *tmp;
-	bool first = true, done = false;
-	int ret = keys && values && in && out ? 0 : -ENOMEM;
-
-	while (ret == 0 && !done) {
-		n = cap;
-		ret = bpf_map_lookup_batch(w->fd, first ? NULL : in, out, keys,
-					   values, &n, NULL);
-		if (ret == -ENOSPC && n == 0) {
-			/* One bucket holds more than CAP entries. */
-			cap *= 2;
-			ret = resize(&keys, cap * w->ksize);
-			if (!ret)
-				ret = resize(&values, cap * w->vsize);
-			continue;
-		}
-		done = ret == -ENOENT;  /* the last batch, perhaps empty */
-		if (ret && !done)
-			break;
-		ret = 0;
-		first = false;
-		for (uint32_t i = 0; i < n && ret == 0; i++)
-			ret = visit_entry(w, keys + i * w->ksize,
-					  values + i * w->vsize);
-		tmp = in;
-		in = out;
-		out = tmp;
-	}
-	free(keys);
-	free(values);
-	free(in);
-	free(out);
-	return ret;
-}
-
-/* Delete the queued keys, in one batch where the kernel can. */
-static void delete_queued(struct walker *w)
-{
-	uint32_t n = (uint32_t)w->ndel;
-	int err = n ? bpf_map_delete_batch(w->fd, w->del, &n, NULL) : 0;
-	/* The batch stops at a key another thread removed first (ENOENT,
-	 * having deleted N); after any other error, try each key. */
-	size_t from = err == 0 ? w->ndel : err == -ENOENT ? n + 1U : 0;
-
-	for (size_t i = from; i < w->ndel; i++)
-		bpf_map_delete_elem(w->fd, w->del + w->ksize * i);
-}
-
-/*
- * Visit the entries of map FD (keys of KSIZE bytes, beginning with the pid
- * unless F wants every entry) of the processes F wants; with f->remove,
- * delete them after the walk, which deleting would disturb.
- */
-static int walk(int fd, size_t ksize, size_t vsize, const struct pid_filter *f,
-		visit_fn visit, struct mt_raw_profile *raw, void *ctx)
-{
-	struct walker w = { fd, ksize, vsize, f, visit, raw, ctx, NULL, 0, 0 };
-	int ret = walk_batches(&w);
-
-	delete_queued(&w);
-	free(w.del);
-	return ret;
-}
-
-struct stats_ctx {
-	const struct stack_table *table;  /* or NULL */
+	const struct stack_table *table;  /* or NULL: look stacks up */
 	int stacks_fd;
-	size_t cap;
+	size_t stacks_cap, blocks_cap;
 };
 
-static int add_stack(struct mt_raw_profile *raw, const void *k, const void *v,
-		     void *arg)
+/* A visitor of the stats map: one raw stack. */
+static int add_stack(const void *k, const void *v, void *arg)
 {
 	const struct mt_stat_key *key = k;
 	const struct mt_stat *st = v;
-	struct stats_ctx *c = arg;
+	struct read_ctx *c = arg;
+	struct mt_raw_profile *raw = c->raw;
 	struct mt_raw_stack *rs;
-	int ret = reserve((void **)&raw->stacks, &c->cap, raw->nstacks,
+	int ret = reserve((void **)&raw->stacks, &c->stacks_cap, raw->nstacks,
 			  sizeof(*raw->stacks));
 
 	if (ret)
@@ -300,8 +162,7 @@ static int add_stack(struct mt_raw_profile *raw, const void *k, const void *v,
 }
 
 /* A visitor of the stacks map: keep the frames of stack K in table ARG. */
-static int keep_stack(struct mt_raw_profile *raw, const void *k, const void *v,
-		      void *arg)
+static int keep_stack(const void *k, const void *v, void *arg)
 {
 	struct stack_table *t = arg;
 	struct mt_stack_ips *e;
@@ -309,7 +170,6 @@ static int keep_stack(struct mt_raw_profile *raw, const void *k, const void *v,
 	uint64_t id;
 	int ret;
 
-	(void)raw;
 	memcpy(&id, k, sizeof(id));
 	if (n == 0)
 		return 0;
@@ -332,14 +192,15 @@ static int keep_stack(struct mt_raw_profile *raw, const void *k, const void *v,
 	return 0;
 }
 
-static int add_block(struct mt_raw_profile *raw, const void *k, const void *v,
-		     void *arg)
+/* A visitor of the allocs map: one outstanding block. */
+static int add_block(const void *k, const void *v, void *arg)
 {
 	const struct mt_alloc_key *key = k;
 	const struct mt_alloc_info *info = v;
-	size_t *cap = arg;
+	struct read_ctx *c = arg;
+	struct mt_raw_profile *raw = c->raw;
 	struct mt_raw_block *b;
-	int ret = reserve((void **)&raw->blocks, cap, raw->nblocks,
+	int ret = reserve((void **)&raw->blocks, &c->blocks_cap, raw->nblocks,
 			  sizeof(*raw->blocks));
 
 	if (ret)
@@ -448,31 +309,34 @@ void mt_collect_count_frees(struct mt_raw_profile *raw)
  * frames come from TABLE, or when it is NULL, one lookup a stack.
  */
 static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
-		     const struct pid_filter *f, const struct stack_table *table)
+		     const struct mt_pid_filter *f,
+		     const struct stack_table *table)
 {
-	struct stats_ctx sc = { table, bpf_map__fd(skel->maps.stacks),
-				raw->nstacks };
-	size_t bcap = raw->nblocks, s0 = raw->nstacks, b0 = raw->nblocks;
-	int ret = walk(bpf_map__fd(skel->maps.stats), sizeof(struct mt_stat_key),
-		       sizeof(struct mt_stat), f, add_stack, raw, &sc);
+	struct read_ctx c = { raw, table, bpf_map__fd(skel->maps.stacks),
+			      raw->nstacks, raw->nblocks };
+	size_t s0 = raw->nstacks, b0 = raw->nblocks;
+	int ret = mt_map_walk(bpf_map__fd(skel->maps.stats),
+			      sizeof(struct mt_stat_key), sizeof(struct mt_stat),
+			      f, add_stack, &c);
 
 	if (!ret)
-		ret = walk(bpf_map__fd(skel->maps.allocs),
-			   sizeof(struct mt_alloc_key), sizeof(struct mt_alloc_info),
-			   f, add_block, raw, &bcap);
+		ret = mt_map_walk(bpf_map__fd(skel->maps.allocs),
+				  sizeof(struct mt_alloc_key),
+				  sizeof(struct mt_alloc_info), f, add_block, &c);
 	return ret ? ret : derive_frees(raw, s0, b0);
 }
 
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 {
-	struct pid_filter all = { NULL, 0, false };
+	struct mt_pid_filter all = { NULL, 0, false };
 	struct stack_table table = { 0 };
 	int ret = read_counters(skel, raw->sum.counters);
 
 	/* Every stack is wanted: one pass over the stacks map in batches. */
 	if (!ret)
-		ret = walk(bpf_map__fd(skel->maps.stacks), sizeof(__u64),
-			   sizeof(struct mt_stack), &all, keep_stack, raw, &table);
+		ret = mt_map_walk(bpf_map__fd(skel->maps.stacks), sizeof(__u64),
+				  sizeof(struct mt_stack), &all, keep_stack,
+				  &table);
 	if (!ret)
 		ret = read_maps(skel, raw, &all, &table);
 	stack_table_free(&table);
@@ -482,10 +346,10 @@ int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
 		      struct mt_raw_profile *raw)
 {
-	struct pid_filter f = { pids, n, true };
+	struct mt_pid_filter f = { pids, n, true };
 
 	if (n == 0)
 		return 0;
-	qsort(pids, n, sizeof(*pids), cmp_u32);
+	mt_pids_sort(pids, n);
 	return read_maps(skel, raw, &f, NULL);
 }

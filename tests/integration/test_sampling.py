@@ -3,7 +3,7 @@ allocations of tests/progs/sampled.c, made by two threads through four
 functions: leak_small and leak_large keep their blocks, churn_small and
 churn_large free theirs.  Two plans:
   fine, at -s 16384: about 1.7 GB in 504,000 blocks of 16 B to 64 KiB;
-  coarse, at -s 524288 (a production rate): about 10 GB in 57,600 blocks
+  coarse, at -s 524288 (a production rate): about 10 GB in 59,600 blocks
   of 1 KiB to 4 MiB (a leak needs gigabytes to be estimated within 10%
   at that rate, so the blocks are large; only their address space is).
 
