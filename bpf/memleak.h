@@ -70,7 +70,7 @@ enum mt_counter {
 	/* Drops: each is a record that could not be kept. */
 	MT_CNT_DROP_ALLOCS_FULL,   /* outstanding-allocation map full */
 	MT_CNT_DROP_STACKS_FULL,   /* stack map full */
-	MT_CNT_DROP_STACK_ERRORS,  /* bpf_get_stack() failed */
+	MT_CNT_DROP_STACK_ERRORS,  /* no user stack could be walked */
 	MT_CNT_DROP_STATS_FULL,    /* per-stack totals map full */
 	MT_CNT_DROP_THREADS_FULL,  /* no per-thread state (task storage) */
 	MT_CNT_DROP_READ_ERRORS,   /* could not read posix_memalign's result */
