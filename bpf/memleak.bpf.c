@@ -100,22 +100,6 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/*
- * Room for one stack per CPU (too large for the BPF stack), and how deep
- * the last one was: only that much of the old one needs zeroing.
- */
-struct stack_scratch {
-	struct mt_stack st;
-	__u32 depth;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct stack_scratch);
-} scratch SEC(".maps");
-
 static __always_inline void count(enum mt_counter c, __u64 v)
 {
 	__u32 key = c;
@@ -124,6 +108,8 @@ static __always_inline void count(enum mt_counter c, __u64 v)
 	if (p)
 		__sync_fetch_and_add(p, v);
 }
+
+#include "unwind.h"
 
 /* The current thread's state, created on first use; NULL if unavailable. */
 static __always_inline struct mt_inflight *thread_state(void)
@@ -145,36 +131,6 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 }
 
 /*
- * walk_user_stack: the caller's return address, then the return addresses
- * found by following the frame-pointer chain from REGS' rbp, into ST;
- * returns how many frames were stored.  This is what bpf_get_stack() with
- * BPF_F_USER_STACK does, but one bpf_probe_read_user() per frame costs
- * some 50 ns where bpf_get_stack() costs about 4.7 us a call on this
- * project's kernel (6.18, measured with kernel.bpf_stats_enabled): it was
- * three quarters of the whole per-allocation cost.
- */
-static __always_inline int walk_user_stack(struct pt_regs *regs,
-					   struct mt_stack *st)
-{
-	__u64 fp = regs->bp, frame[2]; /* saved rbp, return address */
-	int n = 0;
-
-	st->ips[n++] = regs->ip;
-	for (int i = 1; i < MT_MAX_STACK_DEPTH; i++) {
-		if (!fp || (fp & 7) ||
-		    bpf_probe_read_user(frame, sizeof(frame), (void *)fp) ||
-		    !frame[1])
-			break;
-		st->ips[i] = frame[1];
-		n = i + 1;
-		if (frame[0] == fp)
-			break; /* a frame pointing at itself: no caller */
-		fp = frame[0];
-	}
-	return n;
-}
-
-/*
  * hash_stack: the one place where a stack is taken.  Walks the user stack
  * into this CPU's scratch and returns the id it is stored under in
  * "stacks" (a 64-bit hash of its frames), or MT_STACK_NONE when it could
@@ -184,8 +140,7 @@ static __always_inline int walk_user_stack(struct pt_regs *regs,
  */
 __noinline __u64 hash_stack(struct pt_regs *ctx)
 {
-	__u32 zero = 0;
-	struct stack_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+	struct unwind_scratch *sc = unwind_scratch_get();
 	__u64 h = 0xcbf29ce484222325ULL;
 	struct mt_stack *st;
 	__u32 old;
@@ -195,8 +150,8 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 		return MT_STACK_NONE;
 	st = &sc->st;
 	old = sc->depth;
-	n = walk_user_stack(ctx, st);
-	sc->depth = n;
+	n = unwind_user_stack(ctx, sc);
+	sc->depth = n > 0 ? n : 0;
 	/* Hash the frames; zero what is left of a deeper stack before (the
 	 * map keeps the stack zero-padded, as userspace reads it). */
 	for (int i = 0; i < MT_MAX_STACK_DEPTH; i++) {
@@ -217,9 +172,8 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 /* Keep the stack hash_stack() just took under id H; false if full. */
 static __always_inline bool store_stack(__u64 h)
 {
-	__u32 zero = 0;
-	struct stack_scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
-	long err;
+	struct unwind_scratch *sc = unwind_scratch_get();
+	int err;
 
 	if (!sc || bpf_map_lookup_elem(&stacks, &h))
 		return sc != NULL;

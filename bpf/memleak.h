@@ -17,6 +17,8 @@
 #define MT_DEFAULT_MAX_ALLOCS (1U << 20)
 #define MT_DEFAULT_MAX_STACKS (1U << 16)
 #define MT_MAX_PROCS 32768
+/* Unwind table rows (8 bytes each): libc has some 25k, python3 61k. */
+#define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 21)
 
 /*
  * Kinds of probed functions, by where their arguments are and what their
@@ -74,6 +76,9 @@ enum mt_counter {
 	MT_CNT_DROP_STATS_FULL,    /* per-stack totals map full */
 	MT_CNT_DROP_THREADS_FULL,  /* no per-thread state (task storage) */
 	MT_CNT_DROP_READ_ERRORS,   /* could not read posix_memalign's result */
+	/* Not a drop: a stack kept, but cut short where the walk met a frame
+	 * it could not follow (or at MT_MAX_STACK_DEPTH frames). */
+	MT_CNT_STACKS_TRUNCATED,
 	/* --mmap: anonymous mappings made by the program itself. */
 	MT_CNT_MMAP_OBJECTS,
 	MT_CNT_MMAP_BYTES,
@@ -144,6 +149,74 @@ struct mt_inflight {
 	__u64 sample_left;
 	__u32 sample_ready;  /* sample_left has been drawn */
 	__u32 sampled;       /* the call in flight is sampled */
+};
+
+/*
+ * Unwind tables (bpf/unwind.h walks the user stack with them).  The call
+ * frame information of every executable file a target maps is compiled
+ * by the loader (src/loader/unwind_table.c) into rows sorted by file
+ * offset: row i says how to find the caller's frame for the code from
+ * its pc to the next row's.  One table serves every process that maps
+ * the file: it is found by the file's identity (struct mt_file_key).
+ */
+#define MT_UW_PAGE_SHIFT 12
+
+enum mt_uw_kind {
+	MT_UW_NONE = 0,  /* no CFI covers this code: step by frame pointer */
+	MT_UW_RSP,       /* CFA = rsp + 8 * cfa_off8 */
+	MT_UW_RBP,       /* CFA = rbp + 8 * cfa_off8 */
+	MT_UW_PLT,       /* CFA = rsp + 8 * cfa_off8, + 8 when
+			  * (pc & 15) >= rbp_off8 (a lazy-binding PLT entry) */
+	MT_UW_END,       /* the return address is undefined: outermost frame */
+	MT_UW_STOP,      /* a rule the unwinder cannot follow: the walk ends,
+			  * the stack counts as truncated */
+};
+#define MT_UW_KIND_MASK 0x0fU
+#define MT_UW_RBP_LOST 0x10U  /* the caller's rbp cannot be recovered */
+
+/* The return address is always at CFA - 8 (rows where it is not say STOP). */
+struct mt_unwind_row {
+	__u32 pc;        /* file offset of the first byte of code it covers */
+	__u8 kind;       /* enum mt_uw_kind, | MT_UW_RBP_LOST */
+	__s8 rbp_off8;   /* caller's rbp saved at CFA + 8 * rbp_off8; 0: kept */
+	__u16 cfa_off8;
+};
+
+/* A file as the kernel knows it: its inode's superblock dev_t and number. */
+struct mt_file_key {
+	__u64 dev;       /* kernel encoding: major << 20 | minor */
+	__u64 ino;
+};
+
+/*
+ * Where a file's table is in the row and page arrays.  pages[page_first
+ * + k] is the index (from row_first) of the row that covers the file
+ * offset (first_page + k) << MT_UW_PAGE_SHIFT, for k in [0, npages]: the
+ * row of an offset in page k lies between pages[k] and pages[k + 1].
+ * nrows == 0: the file has no CFI (frame pointers are followed).
+ */
+struct mt_unwind_module {
+	__u32 row_first;
+	__u32 nrows;
+	__u32 page_first;
+	__u32 npages;
+	__u64 first_page;
+};
+
+/* --unwind. */
+enum mt_unwind_mode {
+	MT_UNWIND_FP = 0,    /* frame pointers only */
+	MT_UNWIND_CFI,       /* unwind tables only; code without one ends the walk */
+	MT_UNWIND_AUTO,      /* tables, and frame pointers where there is none */
+};
+
+/* A stack met a mapped file that has no table yet: the loader makes one. */
+struct mt_unwind_missing {
+	struct mt_file_key file;
+	__u32 pid;
+	__u32 pad;
+	__u64 start;     /* the mapping, to open it by /proc/PID/map_files */
+	__u64 end;
 };
 
 #endif /* MEMTRACE_MEMLEAK_H */

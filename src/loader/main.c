@@ -30,6 +30,7 @@
 #include "render.h"
 #include "symbolize.h"
 #include "system.h"
+#include "unwinder.h"
 
 static bool verbose;
 
@@ -113,6 +114,8 @@ static int load_bpf(const struct mt_options *o, enum mt_link_mode mode,
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
 	skel->rodata->sample_bytes = o->sample_bytes;
+	skel->rodata->unwind_mode = o->unwind;
+	mt_unwinder_size(skel, o->unwind != MT_UNWIND_FP, o->max_unwind_rows);
 	mt_sampling_tables((__u32 *)skel->rodata->log2_tab,
 			   (__u32 *)skel->rodata->g_tab);
 	if (mode != MT_LINK_PERF) {
@@ -403,6 +406,7 @@ struct dlopen_ctx {
 	struct mt_probes *probes;
 	struct memleak_bpf *skel;
 	const char *prefix;
+	struct mt_unwinder *uw;
 };
 
 /* The target mapped new files: probe new/delete in libraries it loaded. */
@@ -414,6 +418,7 @@ static void on_new_files(void *arg)
 
 	if (mt_objects_of_pid(c->t->pid, &now))
 		return;
+	mt_unwinder_add_objects(c->uw, &now);
 	for (size_t i = 0; i < now.n; i++) {
 		if (mt_objects_has(&c->t->objs, &now.v[i]) ||
 		    mt_objects_add(&c->t->objs, &now.v[i]))
@@ -429,6 +434,12 @@ static void on_new_files(void *arg)
 	mt_objects_free(&now);
 }
 
+/* Every turn of the session loop: the unwind tables asked for. */
+static void unwinder_tick(void *arg)
+{
+	mt_unwinder_poll(arg);
+}
+
 static int trace(const struct mt_options *o, struct target *t, int sigfd)
 {
 	struct mt_process proc = { .pid = (uint32_t)t->pid };
@@ -440,14 +451,29 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
 	char cxx[sizeof(probes.cxx)];
-	struct dlopen_ctx dl = { t, &probes, NULL, o->symbol_prefix };
+	struct mt_unwinder uw;
+	struct dlopen_ctx dl = { t, &probes, NULL, o->symbol_prefix, &uw };
 	int ret;
 
 	if (start_target(o, t, &skel, &probes))
 		return 1;
+	ret = mt_unwinder_init(&uw, skel, o->unwind != MT_UNWIND_FP, o->verbose);
+	if (ret) {
+		fail("cannot map the unwind tables: %s", strerror(-ret));
+		if (t->is_child)
+			mt_session_reap(&s);
+		mt_probes_detach(&probes);
+		memleak_bpf__destroy(skel);
+		return 1;
+	}
+	/* Before the command runs (or as soon as attached): every file it
+	 * maps, or will, gets its unwind table. */
+	mt_unwinder_add_objects(&uw, &t->objs);
 	dl.skel = skel;
 	s.on_new_files = on_new_files;
 	s.ctx = &dl;
+	s.on_tick = unwinder_tick;
+	s.tick_ctx = &uw;
 	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
 	if (t->is_child) {
 		ret = mt_child_release(&t->child);
@@ -455,6 +481,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 			fail("cannot run '%s': %s", o->cmd[0], strerror(-ret));
 			mt_session_reap(&s);
 			mt_probes_detach(&probes);
+			mt_unwinder_free(&uw);
 			memleak_bpf__destroy(skel);
 			return 127;
 		}
@@ -471,6 +498,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	if (s.stop == MT_STOP_EXIT && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
 	ret = report(o, skel, &proc, t, cxx, &s);
+	mt_unwinder_free(&uw);
 	memleak_bpf__destroy(skel);
 	free_process(&proc);
 	if (ret)
@@ -511,6 +539,7 @@ struct system_ctx {
 	struct mt_system *sys;
 	struct memleak_bpf *skel;
 	struct mt_probes *probes;
+	struct mt_unwinder *uw;
 };
 
 static void system_tick(void *arg)
@@ -518,6 +547,7 @@ static void system_tick(void *arg)
 	struct system_ctx *c = arg;
 
 	mt_system_tick(c->sys, c->skel, c->probes);
+	mt_unwinder_poll(c->uw);
 }
 
 struct system_attach {
@@ -566,7 +596,8 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	struct mt_system sys = { .prefix = o->symbol_prefix };
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
-	struct system_ctx ctx = { &sys, NULL, &probes };
+	struct mt_unwinder uw;
+	struct system_ctx ctx = { &sys, NULL, &probes, &uw };
 	struct mt_session s = { .duration = o->duration, .sigfd = sigfd,
 				.on_new_files = system_tick, .ctx = &ctx,
 				.wake_fd = -1 };
@@ -576,6 +607,16 @@ static int trace_system(const struct mt_options *o, int sigfd)
 
 	if (start_system(o, &sys, &skel, &probes))
 		return 1;
+	/* System-wide, a table is made when a stack first needs it: making
+	 * every file's now would take seconds. */
+	ret = mt_unwinder_init(&uw, skel, o->unwind != MT_UNWIND_FP, o->verbose);
+	if (ret) {
+		fail("cannot map the unwind tables: %s", strerror(-ret));
+		mt_probes_detach(&probes);
+		memleak_bpf__destroy(skel);
+		mt_system_free(&sys);
+		return 1;
+	}
 	ctx.skel = skel;
 	s.wake_fd = mt_system_wake_fd(&sys, skel);
 	fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
@@ -604,6 +645,7 @@ static int trace_system(const struct mt_options *o, int sigfd)
 		ret = render_raw(o, &raw, &ropts);
 	}
 	mt_raw_profile_free(&raw);
+	mt_unwinder_free(&uw);
 	memleak_bpf__destroy(skel);
 	mt_system_free(&sys);
 	return ret ? 1 : 0;

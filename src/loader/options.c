@@ -18,6 +18,7 @@ enum {
 	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
 	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
+	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -42,6 +43,8 @@ static const struct option long_opts[] = {
 	{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -89,6 +92,13 @@ static void usage(FILE *f)
 "                         SIGTERM or the target exits)\n"
 "      --max-allocs N     outstanding allocations kept (default %u)\n"
 "      --max-stacks N     distinct stacks kept (default %u)\n"
+"      --unwind M         how stacks are walked: auto (default: the call\n"
+"                         frame information of every mapped file, as a\n"
+"                         debugger does, and frame pointers where a file\n"
+"                         has none, e.g. JIT code), cfi (call frame\n"
+"                         information only) or fp (frame pointers only)\n"
+"      --max-unwind-rows N  unwind table rows kept in the kernel, 8 bytes\n"
+"                         each (default %u)\n"
 "      --probe-only       hit the probes but record nothing: measures the\n"
 "                         cost of the traps alone (for benchmarks)\n"
 "Output (several may be given; a format without =FILE goes to -o or stdout;\n"
@@ -128,7 +138,8 @@ static void usage(FILE *f)
 "  memtrace report heap.pb.gz --metric alloc_space\n"
 "\n"
 "Tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n",
-		MT_DEFAULT_MAX_ALLOCS, MT_DEFAULT_MAX_STACKS);
+		MT_DEFAULT_MAX_ALLOCS, MT_DEFAULT_MAX_STACKS,
+		MT_DEFAULT_MAX_UNWIND_ROWS);
 }
 
 static int bad(const char *opt, const char *val, const char *why)
@@ -272,6 +283,21 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 			return -1;
 		o->max_stacks = (uint32_t)v;
 		return 0;
+	case OPT_UNWIND:
+		if (strcmp(arg, "auto") == 0)
+			o->unwind = MT_UNWIND_AUTO;
+		else if (strcmp(arg, "cfi") == 0)
+			o->unwind = MT_UNWIND_CFI;
+		else if (strcmp(arg, "fp") == 0)
+			o->unwind = MT_UNWIND_FP;
+		else
+			return bad("--unwind", arg, "expected auto, cfi or fp");
+		return 0;
+	case OPT_MAX_UNWIND_ROWS:
+		if (parse_long("--max-unwind-rows", arg, 1024, 1L << 27, &v))
+			return -1;
+		o->max_unwind_rows = (uint32_t)v;
+		return 0;
 	case OPT_TEXT:
 		return add_output(o, MT_FMT_TEXT, arg);
 	case OPT_FOLDED:
@@ -365,6 +391,8 @@ static void defaults(struct mt_options *o)
 	o->unit = MT_UNIT_AUTO;
 	o->max_allocs = MT_DEFAULT_MAX_ALLOCS;
 	o->max_stacks = MT_DEFAULT_MAX_STACKS;
+	o->unwind = MT_UNWIND_AUTO;
+	o->max_unwind_rows = MT_DEFAULT_MAX_UNWIND_ROWS;
 	o->min_age_ns = DEFAULT_MIN_AGE_NS;
 	o->symbol_prefix = "";
 }

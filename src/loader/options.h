@@ -29,6 +29,8 @@ struct mt_options {
 	enum mt_unit unit;     /* --unit */
 	uint32_t max_allocs;   /* --max-allocs */
 	uint32_t max_stacks;   /* --max-stacks */
+	uint32_t unwind;       /* --unwind: enum mt_unwind_mode */
+	uint32_t max_unwind_rows; /* --max-unwind-rows */
 	bool verbose;          /* -v: libbpf's messages too */
 	const char *allocator;     /* --allocator: NULL (auto), libc, jemalloc, tcmalloc, PATH */
 	const char *symbol_prefix; /* --symbol-prefix, e.g. "je_"; "" by default */

@@ -165,6 +165,8 @@ int mt_session_run(struct mt_session *s)
 			s->stop = MT_STOP_SIGNAL;
 			break;
 		}
+		if (s->on_tick)
+			s->on_tick(s->tick_ctx);
 		if (!s->proc) {
 			/* System-wide: no one target to follow or outlive. */
 			if (s->on_new_files)

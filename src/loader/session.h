@@ -26,6 +26,9 @@ struct mt_session {
 	 * turn of the loop when system-wide; may be NULL. */
 	void (*on_new_files)(void *ctx);
 	void *ctx;
+	/* Called on every turn of the loop (at least every 100 ms); may be NULL. */
+	void (*on_tick)(void *tick_ctx);
+	void *tick_ctx;
 	int wake_fd;             /* also wakes the loop when readable; -1: none */
 	/* results */
 	enum mt_stop stop;

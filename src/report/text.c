@@ -70,6 +70,9 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		drops, c[MT_CNT_DROP_ALLOCS_FULL], c[MT_CNT_DROP_STACKS_FULL],
 		c[MT_CNT_DROP_STACK_ERRORS], c[MT_CNT_DROP_STATS_FULL],
 		c[MT_CNT_DROP_THREADS_FULL], c[MT_CNT_DROP_READ_ERRORS]);
+	/* Kept, but cut short where the walk met a frame it could not follow. */
+	fprintf(out, "truncated stacks: %" PRIu64 "\n",
+		c[MT_CNT_STACKS_TRUNCATED]);
 }
 
 int mt_write_text(FILE *out, const struct mt_profile *p,

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * unwind.h: the user-stack unwinder of the BPF program, a unit of its own:
+ * its maps, its state (struct mt_unwind_state, per CPU) and its step
+ * function (unwind_step), run by bpf_loop() once per frame.
+ *
+ * A walk starts from the registers at the allocator's return: pc is the
+ * return address in the caller, sp and bp the caller's.  Each step finds
+ * the mapping that holds pc (bpf_find_vma: no per-process table to keep
+ * up to date across exec, fork or dlopen), the mapped file's unwind table
+ * by the file's identity (loaded by the loader, struct mt_unwind_module in
+ * memleak.h), and in it the row for pc; the row says where the caller's
+ * frame is (its CFA), hence its return address (at CFA - 8), stack
+ * pointer (the CFA) and frame pointer.  Code no table covers (JIT code in
+ * an anonymous mapping, a file without CFI, a gap in a table) is stepped
+ * by frame pointer in --unwind auto, and ends the walk in --unwind cfi.
+ *
+ * Every frame stored lies in an executable mapping of the process: a pc
+ * outside one ends the walk and is not stored.  A walk that ends anywhere
+ * but at the outermost frame (a row whose return address is undefined,
+ * or a return address of 0) counts as truncated (MT_CNT_STACKS_TRUNCATED).
+ * A mapped file without a table yet is announced once on the
+ * unwind_missing ring buffer, for the loader to make one.
+ *
+ * The includer defines count() and the counters it adds to.
+ */
+#ifndef MEMTRACE_BPF_UNWIND_H
+#define MEMTRACE_BPF_UNWIND_H
+
+#define MT_VM_EXEC 0x4UL
+
+/* --unwind (enum mt_unwind_mode), set by the loader before load. */
+const volatile __u32 unwind_mode = MT_UNWIND_FP;
+
+/* Rows of every loaded table, back to back; the loader writes them
+ * through mmap() and sizes the map before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_unwind_row);
+} unwind_rows SEC(".maps");
+
+/* Page indices of every loaded table (struct mt_unwind_module); 64-bit,
+ * as an array map's elements are 8-byte aligned in its mmap()ed memory. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_pages SEC(".maps");
+
+/* The loaded tables, by file.  Written last, so a table is whole once
+ * it can be found. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct mt_file_key);
+	__type(value, struct mt_unwind_module);
+} unwind_modules SEC(".maps");
+
+/* Files met without a table (struct mt_unwind_missing). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} unwind_missing SEC(".maps");
+
+/* Files already announced, so that each is announced about once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct mt_file_key);
+	__type(value, __u32);
+} unwind_told SEC(".maps");
+
+enum { UW_RUN = 0, UW_DONE, UW_TRUNCATED };
+
+struct mt_unwind_state {
+	__u64 pc, sp, bp;
+	__u32 n;          /* frames stored */
+	__u32 status;     /* UW_* */
+	/* The mapping pc was last found in: [vm_start, vm_end), whose file
+	 * offset is the address + vm_delta, and its file's table. */
+	__u64 vm_start, vm_end, vm_delta;
+	struct mt_unwind_module mod;
+	__u32 has_rows;   /* mod holds rows; else step by frame pointer */
+	__u32 pad;
+};
+
+/* A stack being taken, per CPU (too large for the BPF stack).  depth: how
+ * deep the stack before it was, so only that much needs zeroing. */
+struct unwind_scratch {
+	struct mt_stack st;
+	__u32 depth;
+	__u32 pad;
+	struct mt_unwind_state u;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_scratch);
+} unwind_scratch SEC(".maps");
+
+static __always_inline struct unwind_scratch *unwind_scratch_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_scratch, &zero);
+}
+
+/* What bpf_find_vma() tells of the mapping of an address. */
+struct vma_info {
+	__u64 start, end, delta;
+	struct mt_file_key file;
+	__u32 exec;
+	__u32 has_file;
+};
+
+static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma,
+			struct vma_info *vi)
+{
+	struct file *f = vma->vm_file;
+
+	vi->start = vma->vm_start;
+	vi->end = vma->vm_end;
+	vi->exec = (vma->vm_flags & MT_VM_EXEC) != 0;
+	vi->delta = (vma->vm_pgoff << MT_UW_PAGE_SHIFT) - vma->vm_start;
+	if (f) {
+		struct inode *ino = f->f_inode;
+
+		vi->file.ino = ino->i_ino;
+		vi->file.dev = ino->i_sb->s_dev;
+		vi->has_file = 1;
+	}
+	return 0;
+}
+
+/* Ask the loader, once, for the table of the file of VI. */
+static __always_inline void tell_missing(const struct vma_info *vi)
+{
+	struct mt_unwind_missing m = {
+		.file = vi->file,
+		.pid = bpf_get_current_pid_tgid() >> 32,
+		.start = vi->start,
+		.end = vi->end,
+	};
+	__u32 one = 1;
+
+	if (bpf_map_update_elem(&unwind_told, &vi->file, &one, BPF_NOEXIST))
+		return;
+	bpf_ringbuf_output(&unwind_missing, &m, sizeof(m), 0);
+}
+
+/*
+ * Find the mapping of u->pc and its file's table.  Returns 0, or -1 when
+ * the walk cannot go on: pc is not in an executable mapping, or (--unwind
+ * cfi) no table covers it, or its file's table is not loaded yet.
+ */
+static __always_inline int locate(struct mt_unwind_state *u)
+{
+	struct vma_info vi = {};
+	struct mt_unwind_module *m;
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), u->pc, vma_info_cb, &vi,
+			 0) || !vi.exec || !vi.end)
+		return -1;
+	u->vm_start = vi.start;
+	u->vm_end = vi.end;
+	u->vm_delta = vi.delta;
+	u->has_rows = 0;
+	if (unwind_mode == MT_UNWIND_FP || !vi.has_file)
+		return unwind_mode == MT_UNWIND_CFI ? -1 : 0;
+	m = bpf_map_lookup_elem(&unwind_modules, &vi.file);
+	if (!m) {
+		tell_missing(&vi);
+		return -1;
+	}
+	u->mod = *m;
+	u->has_rows = m->nrows > 0;
+	return !u->has_rows && unwind_mode == MT_UNWIND_CFI ? -1 : 0;
+}
+
+/* The row of the module's table that covers file offset OFF; a zero row
+ * (MT_UW_NONE) where none does. */
+static __always_inline struct mt_unwind_row find_row(
+	const struct mt_unwind_module *m, __u64 off)
+{
+	struct mt_unwind_row none = {};
+	__u64 k = (off >> MT_UW_PAGE_SHIFT) - m->first_page;
+	__u32 key, lo, hi;
+	__u64 *p;
+	struct mt_unwind_row *r;
+
+	if (k >= m->npages)
+		return none;
+	key = m->page_first + (__u32)k;
+	p = bpf_map_lookup_elem(&unwind_pages, &key);
+	if (!p)
+		return none;
+	lo = (__u32)*p;
+	key++;
+	p = bpf_map_lookup_elem(&unwind_pages, &key);
+	if (!p)
+		return none;
+	hi = (__u32)*p;
+	/* The last row at or before OFF, among at most a page's rows. */
+	for (int i = 0; i < 13 && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo + 1) / 2;
+
+		key = m->row_first + mid;
+		r = bpf_map_lookup_elem(&unwind_rows, &key);
+		if (!r)
+			return none;
+		if (r->pc <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	key = m->row_first + lo;
+	r = bpf_map_lookup_elem(&unwind_rows, &key);
+	if (!r || r->pc > off)
+		return none;
+	return *r;
+}
+
+/* One step by frame pointer: the caller's frame is at bp. */
+static __always_inline long fp_step(struct mt_unwind_state *u)
+{
+	__u64 frame[2]; /* saved rbp, return address */
+
+	/* --unwind fp: a zero frame pointer is the outermost frame's
+	 * (_start clears rbp); elsewhere it says nothing. */
+	if (!u->bp) {
+		u->status = unwind_mode == MT_UNWIND_FP ? UW_DONE : UW_TRUNCATED;
+		return 1;
+	}
+	if ((u->bp & 7) || u->bp < u->sp ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)u->bp)) {
+		u->status = UW_TRUNCATED;
+		return 1;
+	}
+	u->sp = u->bp + 16;
+	u->bp = frame[0];
+	u->pc = frame[1];
+	return 0;
+}
+
+/* One step by the row R: the caller's CFA, return address and rbp. */
+static __always_inline long cfi_step(struct mt_unwind_state *u,
+				     struct mt_unwind_row r)
+{
+	__u64 cfa, ra, bp;
+
+	switch (r.kind & MT_UW_KIND_MASK) {
+	case MT_UW_RSP:
+		cfa = u->sp + 8 * (__u64)r.cfa_off8;
+		break;
+	case MT_UW_RBP:
+		cfa = u->bp + 8 * (__u64)r.cfa_off8;
+		break;
+	case MT_UW_PLT:
+		cfa = u->sp + 8 * (__u64)r.cfa_off8 +
+		      ((u->pc & 15) >= (__u64)(__u8)r.rbp_off8 ? 8 : 0);
+		break;
+	case MT_UW_END:
+		u->status = UW_DONE;
+		return 1;
+	case MT_UW_NONE:
+		if (unwind_mode == MT_UNWIND_AUTO)
+			return fp_step(u);
+		u->status = UW_TRUNCATED;
+		return 1;
+	default:
+		u->status = UW_TRUNCATED;
+		return 1;
+	}
+	/* The caller's frame lies above this one. */
+	if (cfa <= u->sp ||
+	    bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		u->status = UW_TRUNCATED;
+		return 1;
+	}
+	if (r.rbp_off8 && (r.kind & MT_UW_KIND_MASK) != MT_UW_PLT) {
+		if (bpf_probe_read_user(&bp, sizeof(bp),
+					(void *)(cfa + 8 * (__s64)r.rbp_off8))) {
+			u->status = UW_TRUNCATED;
+			return 1;
+		}
+		u->bp = bp;
+	} else if (r.kind & MT_UW_RBP_LOST) {
+		u->bp = 0;
+	}
+	u->sp = cfa;
+	u->pc = ra;
+	return 0;
+}
+
+/* bpf_loop() callback: store the frame at pc, then step to its caller.
+ * Returns 1 to end the walk. */
+static long unwind_step(__u64 i, void *ctx)
+{
+	struct unwind_scratch *sc = unwind_scratch_get();
+	struct mt_unwind_state *u;
+	__u32 n;
+
+	if (!sc)
+		return 1;
+	u = &sc->u;
+	if (!u->pc) {
+		u->status = UW_DONE; /* the outermost frame returned to 0 */
+		return 1;
+	}
+	if ((u->pc < u->vm_start || u->pc >= u->vm_end) && locate(u)) {
+		u->status = UW_TRUNCATED;
+		return 1;
+	}
+	n = u->n;
+	if (n >= MT_MAX_STACK_DEPTH) {
+		u->status = UW_TRUNCATED;
+		return 1;
+	}
+	sc->st.ips[n] = u->pc;
+	u->n = n + 1;
+	if (!u->has_rows)
+		return fp_step(u);
+	/* A return address is past its call: look up the call itself. */
+	return cfi_step(u, find_row(&u->mod,
+				    u->pc - (n > 0 ? 1 : 0) + u->vm_delta));
+}
+
+/*
+ * Walk the user stack from REGS into this CPU's scratch.  Returns the
+ * number of frames stored (sc->st.ips[0..n)), or -1 without scratch.
+ */
+static __always_inline int unwind_user_stack(struct pt_regs *regs,
+					     struct unwind_scratch *sc)
+{
+	struct mt_unwind_state *u = &sc->u;
+
+	u->pc = regs->ip;
+	u->sp = regs->sp;
+	u->bp = regs->bp;
+	u->n = 0;
+	u->status = UW_RUN;
+	u->vm_start = u->vm_end = 0;
+	bpf_loop(MT_MAX_STACK_DEPTH + 1, unwind_step, NULL, 0);
+	if (u->status != UW_DONE)
+		count(MT_CNT_STACKS_TRUNCATED, 1);
+	return (int)u->n;
+}
+
+#endif /* MEMTRACE_BPF_UNWIND_H */

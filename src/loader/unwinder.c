@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/* unwinder.c: compiling unwind tables into the BPF unwinder's maps. */
+#include "unwinder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memleak.skel.h"
+#include "unwind_table.h"
+
+/* Page indices per row, generously: a table has far fewer pages. */
+#define PAGES_PER_ROWS 4
+
+void mt_unwinder_size(struct memleak_bpf *skel, bool on, uint32_t max_rows)
+{
+	/* Without tables the maps are not used: keep them tiny. */
+	bpf_map__set_max_entries(skel->maps.unwind_rows, on ? max_rows : 1);
+	bpf_map__set_max_entries(skel->maps.unwind_pages,
+				 on ? max_rows / PAGES_PER_ROWS : 1);
+}
+
+static void *map_mmap(const struct bpf_map *map, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	/* An array map's elements are 8-byte aligned. */
+	size_t n = (size_t)bpf_map__max_entries(map) *
+		   ((bpf_map__value_size(map) + 7) / 8 * 8);
+	void *p;
+
+	*len = (n + (size_t)page - 1) / (size_t)page * (size_t)page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int on_missing(void *ctx, void *data, size_t size);
+
+int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
+		     bool verbose)
+{
+	int ret = 0;
+
+	memset(u, 0, sizeof(*u));
+	u->modules_fd = -1;
+	u->on = on;
+	u->verbose = verbose;
+	if (!on)
+		return 0;
+	u->rows = map_mmap(skel->maps.unwind_rows, &u->rows_len);
+	u->pages = map_mmap(skel->maps.unwind_pages, &u->pages_len);
+	u->missing = ring_buffer__new(bpf_map__fd(skel->maps.unwind_missing),
+				      on_missing, u, NULL);
+	if (!u->rows || !u->pages || !u->missing) {
+		ret = -errno ? -errno : -ENOMEM;
+		mt_unwinder_free(u);
+		return ret;
+	}
+	u->rows_cap = bpf_map__max_entries(skel->maps.unwind_rows);
+	u->pages_cap = bpf_map__max_entries(skel->maps.unwind_pages);
+	u->modules_fd = bpf_map__fd(skel->maps.unwind_modules);
+	return 0;
+}
+
+static bool known(const struct mt_unwinder *u, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < u->nfiles; i++)
+		if (u->files[i].dev == dev && u->files[i].ino == ino)
+			return true;
+	return false;
+}
+
+static int remember(struct mt_unwinder *u, uint64_t dev, uint64_t ino)
+{
+	struct mt_unwind_file *nv = realloc(u->files,
+					    (u->nfiles + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	u->files = nv;
+	u->files[u->nfiles].dev = dev;
+	u->files[u->nfiles].ino = ino;
+	u->nfiles++;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Copy T into the maps and publish it under KEY.  -ENOSPC when full. */
+static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
+		      const struct mt_unwind_table *t)
+{
+	struct mt_unwind_module m = {
+		.row_first = u->rows_used,
+		.nrows = t->nrows,
+		.page_first = u->pages_used,
+		.npages = t->npages,
+		.first_page = t->first_page,
+	};
+	uint32_t npages = t->nrows ? t->npages + 1 : 0;
+
+	if (t->nrows > u->rows_cap - u->rows_used ||
+	    npages > u->pages_cap - u->pages_used)
+		return -ENOSPC;
+	memcpy(u->rows + u->rows_used, t->rows, t->nrows * sizeof(*t->rows));
+	for (uint32_t i = 0; i < npages; i++)
+		u->pages[u->pages_used + i] = t->pages[i];
+	/* The rows are in place before the table can be found. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (bpf_map_update_elem(u->modules_fd, key, &m, BPF_ANY))
+		return -errno;
+	u->rows_used += t->nrows;
+	u->pages_used += npages;
+	u->total_rows += t->nrows;
+	return 0;
+}
+
+/* Compile and load the table of the file open on FD, known as NAME. */
+static void add_file(struct mt_unwinder *u, int fd,
+		     const struct mt_file_key *key, const char *name)
+{
+	struct mt_unwind_table t;
+	uint64_t t0 = now_ns(), dt;
+	int ret;
+
+	if (known(u, key->dev, key->ino) || remember(u, key->dev, key->ino))
+		return;
+	ret = mt_unwind_table_build(fd, &t);
+	dt = now_ns() - t0;
+	u->build_ns += dt;
+	if (ret == 0)
+		ret = load_table(u, key, &t);
+	if (ret == -ENOSPC && !u->full++)
+		fprintf(stderr, "memtrace: unwind tables full at %u rows: stacks through %s and later files are cut short (--max-unwind-rows)\n",
+			u->rows_cap, name);
+	else if (ret && u->verbose)
+		fprintf(stderr, "memtrace: no unwind table for %s: %s\n", name,
+			strerror(-ret));
+	else if (u->verbose)
+		fprintf(stderr, "memtrace: unwind table of %s: %u rows (%u unfollowable), %zu bytes, %.1f ms\n",
+			name, t.nrows, t.nstop,
+			t.nrows * sizeof(*t.rows) +
+				(t.nrows ? t.npages + 1 : 0) * sizeof(uint32_t),
+			(double)dt / 1e6);
+	mt_unwind_table_free(&t);
+}
+
+/* The kernel's dev_t encoding, as an inode's superblock holds it. */
+static uint64_t kernel_dev(dev_t dev)
+{
+	return ((uint64_t)major(dev) << 20) | minor(dev);
+}
+
+void mt_unwinder_add_objects(struct mt_unwinder *u,
+			     const struct mt_objects *objs)
+{
+	if (!u->on)
+		return;
+	for (size_t i = 0; i < objs->n; i++) {
+		const struct mt_object *o = &objs->v[i];
+		struct mt_file_key key = { kernel_dev(o->dev), (uint64_t)o->ino };
+		int fd;
+
+		if (known(u, key.dev, key.ino))
+			continue;
+		fd = open(o->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		add_file(u, fd, &key, o->shown);
+		close(fd);
+	}
+}
+
+static int on_missing(void *ctx, void *data, size_t size)
+{
+	struct mt_unwinder *u = ctx;
+	struct mt_unwind_missing m;
+	char path[96];
+	int fd;
+
+	if (size < sizeof(m))
+		return 0;
+	memcpy(&m, data, sizeof(m));
+	if (known(u, m.file.dev, m.file.ino))
+		return 0;
+	/* The mapping itself: right in containers, and for deleted files. */
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", m.pid,
+		 (unsigned long long)m.start, (unsigned long long)m.end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* gone: it may be asked for again */
+	add_file(u, fd, &m.file, path);
+	close(fd);
+	return 0;
+}
+
+void mt_unwinder_poll(struct mt_unwinder *u)
+{
+	if (u->missing)
+		ring_buffer__consume(u->missing);
+}
+
+void mt_unwinder_free(struct mt_unwinder *u)
+{
+	if (u->rows)
+		munmap(u->rows, u->rows_len);
+	if (u->pages)
+		munmap(u->pages, u->pages_len);
+	ring_buffer__free(u->missing);
+	free(u->files);
+	memset(u, 0, sizeof(*u));
+	u->modules_fd = -1;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unwinder.h: the unwind tables in the kernel.  The BPF unwinder
+ * (bpf/unwind.h) finds a mapped file's table by the file's identity; this
+ * compiles the table of each file once (src/loader/unwind_table.c) and
+ * writes it into the BPF maps: ahead of time for the files a target is
+ * known to map, and on demand for the files the BPF program met without
+ * one (the unwind_missing ring buffer).
+ */
+#ifndef MEMTRACE_UNWINDER_H
+#define MEMTRACE_UNWINDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "objects.h"
+
+struct memleak_bpf;
+struct ring_buffer;
+
+struct mt_unwinder {
+	bool on;                  /* --unwind cfi or auto */
+	bool verbose;             /* -v: a line per table */
+	struct mt_unwind_row *rows; /* the maps, mmap()ed */
+	uint64_t *pages;           /* 64-bit in the map, 32-bit in a table */
+	uint32_t rows_cap, rows_used;
+	uint32_t pages_cap, pages_used;
+	size_t rows_len, pages_len;
+	int modules_fd;
+	struct ring_buffer *missing;
+	/* Files whose table is loaded, or that failed (tried once). */
+	struct mt_unwind_file {
+		uint64_t dev, ino;
+	} *files;
+	size_t nfiles;
+	/* Totals, for -v and the benchmarks. */
+	uint64_t total_rows, build_ns;
+	uint32_t full;            /* tables that did not fit */
+};
+
+/* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */
+void mt_unwinder_size(struct memleak_bpf *skel, bool on, uint32_t max_rows);
+
+/* Take the maps of SKEL (loaded).  Returns 0 or -errno. */
+int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
+		     bool verbose);
+
+/* Load the table of every file of OBJS that has none yet.  Tables that
+ * cannot be made are said once on stderr (with -v) and skipped. */
+void mt_unwinder_add_objects(struct mt_unwinder *u,
+			     const struct mt_objects *objs);
+
+/* Load the tables the BPF program asked for since the last call. */
+void mt_unwinder_poll(struct mt_unwinder *u);
+
+void mt_unwinder_free(struct mt_unwinder *u);
+
+#endif
