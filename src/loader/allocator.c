@@ -38,10 +38,10 @@ const char *mt_allocator_family(const char *name)
 	return NULL;
 }
 
-static int pick(const struct mt_objects *objs, size_t i, const char *kind,
+static int pick(size_t i, const char *kind,
 		struct mt_allocator *a)
 {
-	a->obj = &objs->v[i];
+	a->index = i;
 	a->kind = kind;
 	return 0;
 }
@@ -54,7 +54,7 @@ int mt_allocator_choose(const struct mt_objects *objs, const char *want,
 	if (want && strcmp(want, "libc") == 0)
 		want = "glibc";
 	if (any && objs->has_exe && objs->n && defines_malloc(&objs->v[0], prefix))
-		return pick(objs, 0, "executable", a);
+		return pick(0, "executable", a);
 	/* A jemalloc or tcmalloc in the process takes malloc from libc. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = objs->has_exe ? 1 : 0; i < objs->n; i++) {
@@ -62,14 +62,14 @@ int mt_allocator_choose(const struct mt_objects *objs, const char *want,
 
 			if (want && strchr(want, '/')) {
 				if (strcmp(objs->v[i].shown, want) == 0)
-					return pick(objs, i, "library", a);
+					return pick(i, "library", a);
 				continue;
 			}
 			if (!fam || (pass == 0 && strcmp(fam, "glibc") == 0))
 				continue;
 			if ((any || strcmp(fam, want) == 0) &&
 			    defines_malloc(&objs->v[i], prefix))
-				return pick(objs, i, fam, a);
+				return pick(i, fam, a);
 		}
 	}
 	return -ENOENT;

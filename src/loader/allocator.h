@@ -6,7 +6,9 @@
 #include "objects.h"
 
 struct mt_allocator {
-	const struct mt_object *obj; /* within the objects it was chosen from */
+	/* Index in the objects it was chosen from (which may grow, so no
+	 * pointer into them); see mt_allocator_object(). */
+	size_t index;
 	const char *kind;            /* "glibc", "jemalloc", "tcmalloc", ... */
 };
 
@@ -18,6 +20,13 @@ struct mt_allocator {
  */
 int mt_allocator_choose(const struct mt_objects *objs, const char *want,
 			const char *prefix, struct mt_allocator *a);
+
+/* The object A names among OBJS, the objects it was chosen from. */
+static inline const struct mt_object *
+mt_allocator_object(const struct mt_allocator *a, const struct mt_objects *objs)
+{
+	return a->kind && a->index < objs->n ? &objs->v[a->index] : NULL;
+}
 
 /* "glibc", "jemalloc" or "tcmalloc" for a library's file NAME, else NULL. */
 const char *mt_allocator_family(const char *name);

@@ -141,7 +141,9 @@ static int load_bpf(const struct mt_options *o, enum mt_link_mode mode,
 
 static const char *alloc_name(const struct target *t)
 {
-	return t->alloc.obj ? t->alloc.obj->shown : "the allocator";
+	const struct mt_object *o = mt_allocator_object(&t->alloc, &t->objs);
+
+	return o ? o->shown : "the allocator";
 }
 
 /* Attaches the probes to a loaded program; undoes a partial attach itself. */

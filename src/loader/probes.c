@@ -365,14 +365,13 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 	mt_probes_init(p, pid, mode, mmap);
 	if (!plans)
 		return -ENOMEM;
-	plans[0].path = alloc->obj->path;
+	plans[0].path = objs->v[alloc->index].path;
 	ret = plan_defs(&plans[0], alloc_defs, NALLOC, prefix,
-			leaf_allocator(p, alloc->obj, prefix));
+			leaf_allocator(p, &objs->v[alloc->index], prefix));
 	if (ret == 0 && (!plans[0].n || kind_of(plans[0].cookies[0]) != MT_CALL_MALLOC))
 		ret = -ENOENT; /* no malloc: not an allocator */
 	for (size_t i = 0; i < objs->n && ret == 0; i++) {
-		struct plan *pl = &objs->v[i] == alloc->obj ? &plans[0]
-							     : &plans[++n];
+		struct plan *pl = i == alloc->index ? &plans[0] : &plans[++n];
 		size_t before = pl->n;
 
 		pl->path = objs->v[i].path;
