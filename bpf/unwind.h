@@ -6,8 +6,9 @@
  *
  * A walk starts from the registers at the allocator's return: pc is the
  * return address in the caller, sp and bp the caller's.  Each step finds
- * the mapping that holds pc (bpf_find_vma: no per-process table to keep
- * up to date across exec, fork or dlopen), the mapped file's unwind table
+ * the mapping that holds pc (in the process's cache of executable
+ * mappings, else with bpf_find_vma: the kernel's own view, so there is no
+ * per-process table to keep up to date), the mapped file's unwind table
  * by the file's identity (loaded by the loader, struct mt_unwind_module in
  * memleak.h), and in it the row for pc; the row says where the caller's
  * frame is (its CFA), hence its return address (at CFA - 8), stack
@@ -75,6 +76,48 @@ struct {
 	__type(value, __u32);
 } unwind_told SEC(".maps");
 
+/*
+ * Executable mappings each process's stacks met, so that bpf_find_vma()
+ * is called only on a miss: it only try-locks the process's mmap_lock,
+ * and fails while another thread maps or unmaps (a malloc arena growing).
+ * Threads share a process's cache without a lock: an entry is written
+ * field by field, its check last, and a reader uses it only when its
+ * check matches its fields, so a torn entry is a miss.  The cache belongs
+ * to one address space (mm): after exec it starts empty.  The loader
+ * deletes a process's cache when it maps new files (one could lie where
+ * an unmapped one was).
+ */
+#define UW_VMA_SLOTS 16
+
+struct uw_vma {
+	__u64 start, end, delta;
+	struct mt_file_key file;   /* 0, 0: an anonymous mapping (JIT code) */
+	__u64 check;
+};
+
+struct uw_vmas {
+	__u64 mm;
+	__u32 next;                /* the slot the next miss fills */
+	__u32 pad;
+	struct uw_vma v[UW_VMA_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct uw_vmas);
+} unwind_vmas SEC(".maps");
+
+/* A zeroed struct uw_vmas, to create a process's cache from. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_vmas);
+} unwind_vmas_zero SEC(".maps");
+
 enum { UW_RUN = 0, UW_DONE, UW_TRUNCATED };
 
 struct mt_unwind_state {
@@ -86,7 +129,8 @@ struct mt_unwind_state {
 	__u64 vm_start, vm_end, vm_delta;
 	struct mt_unwind_module mod;
 	__u32 has_rows;   /* mod holds rows; else step by frame pointer */
-	__u32 pad;
+	__u32 pid;
+	__u64 mm;         /* the address space walked */
 };
 
 /* A stack being taken, per CPU (too large for the BPF stack).  depth: how
@@ -139,12 +183,90 @@ static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
-/* Ask the loader, once, for the table of the file of VI. */
-static __always_inline void tell_missing(const struct vma_info *vi)
+static __always_inline __u64 vma_check(const struct uw_vma *e)
+{
+	__u64 h = e->start * 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ e->end) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ e->delta) * 0x94d049bb133111ebULL;
+	h = (h ^ e->file.dev) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ e->file.ino) * 0xbf58476d1ce4e5b9ULL;
+	return (h ^ (h >> 31)) | 1; /* never 0: a zeroed slot is empty */
+}
+
+/* The process's cache, made on first use, emptied after exec. */
+static __always_inline struct uw_vmas *vmas_of(__u32 pid, __u64 mm)
+{
+	__u32 zero = 0;
+	struct uw_vmas *c = bpf_map_lookup_elem(&unwind_vmas, &pid);
+	struct uw_vmas *z;
+
+	if (!c) {
+		z = bpf_map_lookup_elem(&unwind_vmas_zero, &zero);
+		if (!z)
+			return NULL;
+		bpf_map_update_elem(&unwind_vmas, &pid, z, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&unwind_vmas, &pid);
+		if (!c)
+			return NULL;
+	}
+	if (c->mm != mm) {
+		for (int i = 0; i < UW_VMA_SLOTS; i++)
+			c->v[i].check = 0;
+		c->mm = mm;
+	}
+	return c;
+}
+
+/* The mapping of PC: from the cache, else from the kernel (and cached).
+ * Only executable mappings are cached.  Returns 0, or -1 when PC is in
+ * no executable mapping or the kernel could not say. */
+static __always_inline int find_mapping(struct mt_unwind_state *u, __u64 pc,
+					struct uw_vma *out)
+{
+	struct uw_vmas *c = vmas_of(u->pid, u->mm);
+	struct vma_info vi = {};
+	struct uw_vma *e;
+
+	if (c) {
+		for (int i = 0; i < UW_VMA_SLOTS; i++) {
+			e = &c->v[i];
+			if (pc >= e->start && pc < e->end) {
+				*out = *e;
+				if (out->check && out->check == vma_check(out))
+					return 0;
+			}
+		}
+	}
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_info_cb, &vi,
+			 0) || !vi.exec || !vi.end)
+		return -1;
+	out->start = vi.start;
+	out->end = vi.end;
+	out->delta = vi.delta;
+	out->file = vi.file;
+	out->check = vma_check(out);
+	if (vi.has_file && !out->file.dev && !out->file.ino)
+		out->file.ino = 1; /* not to be taken for anonymous memory */
+	if (c) {
+		e = &c->v[c->next++ % UW_VMA_SLOTS];
+		e->check = 0;
+		e->start = out->start;
+		e->end = out->end;
+		e->delta = out->delta;
+		e->file = out->file;
+		e->check = out->check;
+	}
+	return 0;
+}
+
+/* Ask the loader, once, for the table of the file mapped at VI. */
+static __always_inline void tell_missing(const struct mt_unwind_state *u,
+					 const struct uw_vma *vi)
 {
 	struct mt_unwind_missing m = {
 		.file = vi->file,
-		.pid = bpf_get_current_pid_tgid() >> 32,
+		.pid = u->pid,
 		.start = vi->start,
 		.end = vi->end,
 	};
@@ -162,21 +284,20 @@ static __always_inline void tell_missing(const struct vma_info *vi)
  */
 static __always_inline int locate(struct mt_unwind_state *u)
 {
-	struct vma_info vi = {};
+	struct uw_vma vi;
 	struct mt_unwind_module *m;
 
-	if (bpf_find_vma(bpf_get_current_task_btf(), u->pc, vma_info_cb, &vi,
-			 0) || !vi.exec || !vi.end)
+	if (find_mapping(u, u->pc, &vi))
 		return -1;
 	u->vm_start = vi.start;
 	u->vm_end = vi.end;
 	u->vm_delta = vi.delta;
 	u->has_rows = 0;
-	if (unwind_mode == MT_UNWIND_FP || !vi.has_file)
+	if (unwind_mode == MT_UNWIND_FP || (!vi.file.dev && !vi.file.ino))
 		return unwind_mode == MT_UNWIND_CFI ? -1 : 0;
 	m = bpf_map_lookup_elem(&unwind_modules, &vi.file);
 	if (!m) {
-		tell_missing(&vi);
+		tell_missing(u, &vi);
 		return -1;
 	}
 	u->mod = *m;
@@ -347,6 +468,8 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	u->n = 0;
 	u->status = UW_RUN;
 	u->vm_start = u->vm_end = 0;
+	u->pid = bpf_get_current_pid_tgid() >> 32;
+	u->mm = (__u64)bpf_get_current_task_btf()->mm;
 	bpf_loop(MT_MAX_STACK_DEPTH + 1, unwind_step, NULL, 0);
 	if (u->status != UW_DONE)
 		count(MT_CNT_STACKS_TRUNCATED, 1);

@@ -421,6 +421,7 @@ static void on_new_files(void *arg)
 	if (mt_objects_of_pid(c->t->pid, &now))
 		return;
 	mt_unwinder_add_objects(c->uw, &now);
+	mt_unwinder_forget(c->uw, c->t->pid);
 	for (size_t i = 0; i < now.n; i++) {
 		if (mt_objects_has(&c->t->objs, &now.v[i]) ||
 		    mt_objects_add(&c->t->objs, &now.v[i]))

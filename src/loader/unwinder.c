@@ -51,7 +51,7 @@ int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 	int ret = 0;
 
 	memset(u, 0, sizeof(*u));
-	u->modules_fd = -1;
+	u->modules_fd = u->vmas_fd = -1;
 	u->on = on;
 	u->verbose = verbose;
 	if (!on)
@@ -68,6 +68,7 @@ int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 	u->rows_cap = bpf_map__max_entries(skel->maps.unwind_rows);
 	u->pages_cap = bpf_map__max_entries(skel->maps.unwind_pages);
 	u->modules_fd = bpf_map__fd(skel->maps.unwind_modules);
+	u->vmas_fd = bpf_map__fd(skel->maps.unwind_vmas);
 	return 0;
 }
 
@@ -209,6 +210,14 @@ static int on_missing(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	if (u->vmas_fd >= 0)
+		bpf_map_delete_elem(u->vmas_fd, &key);
+}
+
 void mt_unwinder_poll(struct mt_unwinder *u)
 {
 	if (u->missing)
@@ -224,5 +233,5 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	ring_buffer__free(u->missing);
 	free(u->files);
 	memset(u, 0, sizeof(*u));
-	u->modules_fd = -1;
+	u->modules_fd = u->vmas_fd = -1;
 }

@@ -29,6 +29,7 @@ struct mt_unwinder {
 	uint32_t pages_cap, pages_used;
 	size_t rows_len, pages_len;
 	int modules_fd;
+	int vmas_fd;              /* the BPF side's cache of mappings */
 	struct ring_buffer *missing;
 	/* Files whose table is loaded, or that failed (tried once). */
 	struct mt_unwind_file {
@@ -51,6 +52,10 @@ int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
  * cannot be made are said once on stderr (with -v) and skipped. */
 void mt_unwinder_add_objects(struct mt_unwinder *u,
 			     const struct mt_objects *objs);
+
+/* PID mapped new files: forget the mappings the BPF side cached for it
+ * (a new file may lie where an unmapped one was). */
+void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
 
 /* Load the tables the BPF program asked for since the last call. */
 void mt_unwinder_poll(struct mt_unwinder *u);

@@ -4,7 +4,8 @@
 #
 # Flags are fixed here, not taken from CFLAGS: the integration tests know
 # the programs' stacks and line numbers, which depend on them.  Every
-# program keeps frame pointers (memtrace walks stacks with them).
+# program keeps frame pointers, except the nofp ones, built as Debian
+# builds (memtrace walks stacks with the call frame information).
 
 BUILD ?= build
 PROGS_DIR := $(BUILD)/tests/progs
@@ -19,9 +20,13 @@ PROGS_O0   := -O0 $(PROGS_BASE)
 # caller keeps its frame (the program also avoids tail calls itself).
 PROGS_O2   := -O2 -fno-optimize-sibling-calls $(PROGS_BASE)
 
+# As Debian builds: -O2 without frame pointers (stacks need the CFI).
+PROGS_NOFP := -O2 -g -fomit-frame-pointer $(PROGS_WARN)
+
 # Plain C programs at -O0.
 PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7
-PROGS_ALL  := $(PROGS_C_O0) threads sampled shapes inline nolibc
+PROGS_ALL  := $(PROGS_C_O0) threads sampled shapes inline nolibc \
+	      nofp libnofp_plugin.so nofp_cxx
 
 .PHONY: tests-progs
 tests-progs: $(addprefix $(PROGS_DIR)/,$(PROGS_ALL))
@@ -40,6 +45,15 @@ $(PROGS_DIR)/shapes: $(PROGS_SRC)/shapes.cpp tests/progs/progs.mk | $(PROGS_DIR)
 
 $(PROGS_DIR)/inline: $(PROGS_SRC)/inline.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_O2) -o $@ $<
+
+$(PROGS_DIR)/nofp: $(PROGS_SRC)/nofp.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_NOFP) -pthread -o $@ $< -ldl
+
+$(PROGS_DIR)/libnofp_plugin.so: $(PROGS_SRC)/nofp_plugin.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_NOFP) -fPIC -shared -o $@ $<
+
+$(PROGS_DIR)/nofp_cxx: $(PROGS_SRC)/nofp_cxx.cpp tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CXX) $(PROGS_NOFP) -o $@ $<
 
 # No libc at all: nothing for memtrace to probe.
 $(PROGS_DIR)/nolibc: $(PROGS_SRC)/nolibc.c tests/progs/progs.mk | $(PROGS_DIR)
