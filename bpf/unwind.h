@@ -353,10 +353,10 @@ static __always_inline long fp_step(struct mt_unwind_state *u)
 {
 	__u64 frame[2]; /* saved rbp, return address */
 
-	/* --unwind fp: a zero frame pointer is the outermost frame's
-	 * (_start clears rbp); elsewhere it says nothing. */
+	/* The x86-64 psABI marks the deepest frame with a zero frame
+	 * pointer (_start and ld.so's _dl_start_user clear rbp). */
 	if (!u->bp) {
-		u->status = unwind_mode == MT_UNWIND_FP ? UW_DONE : UW_TRUNCATED;
+		u->status = UW_DONE;
 		return 1;
 	}
 	if ((u->bp & 7) || u->bp < u->sp ||

@@ -6,7 +6,6 @@
  *   4000 bytes main -> build_all -> make_buffer -> new int[1000]
  * Markers in comments are looked up by tests/integration/test_unwind.py.
  */
-#include <cstdio>
 #include <cstring>
 
 #define NOINLINE __attribute__((noinline))
@@ -56,6 +55,5 @@ NOINLINE void build_all(void)
 int main()
 {
 	build_all(); /* MAIN_BUILD */
-	std::printf("%lu\n", spill & 0);
-	return 0;
+	return (int)(spill & 0);
 }

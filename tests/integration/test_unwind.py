@@ -1,0 +1,226 @@
+"""Stacks of code built without frame pointers (-O2 -fomit-frame-pointer),
+walked with the call frame information: nofp (a chain of calls, a qsort
+callback, a second thread, a dlopened library) and nofp_cxx (operator new
+in libstdc++).  Each chain is checked whole: every frame of the program,
+with its line, in order; the frames in libc between or below them, by
+module; the walk reaching the outermost frame (_start, or clone3 for a
+thread), no stack truncated, no frame outside an executable mapping."""
+
+import collections
+import os
+import re
+import tempfile
+
+import mtlib
+from mtlib import check, check_eq, test
+
+RawStack = collections.namedtuple("RawStack", "pid alloc_bytes alloc_objects inuse_bytes inuse_objects ips frames")
+Ip = collections.namedtuple("Ip", "addr module")
+RawFrame = collections.namedtuple("RawFrame", "function location inlined")
+
+_STACK = re.compile(r"^stack \d+ id 0x[0-9a-f]+ pid (\d+): allocated (\d+) bytes in (\d+) objects, "
+                    r"freed (\d+) bytes in (\d+) objects")
+_IP = re.compile(r"^\s+ip #(\d+)\s+0x([0-9a-f]+)\s+(\S+)$")
+_FRAME = re.compile(r"^\s+frame #(\d+)\s+(\S+)(?:\s+(\S+?))?(\s+\(inlined\))?$")
+
+
+def parse_raw(text, details):
+    """The stacks of a --raw report."""
+    stacks, cur = [], None
+    for line in text.splitlines():
+        m = _STACK.match(line)
+        if m:
+            pid, ab, ao, fb, fo = (int(g) for g in m.groups())
+            cur = RawStack(pid, ab, ao, ab - fb, ao - fo, [], [])
+            stacks.append(cur)
+            continue
+        m = _IP.match(line)
+        if m and cur is not None:
+            check_eq(int(m.group(1)), len(cur.ips), "ip number", details)
+            mod = re.sub(r"\+0x[0-9a-f]+$", "", m.group(3))
+            cur.ips.append(Ip(int(m.group(2), 16), mod))
+            continue
+        m = _FRAME.match(line)
+        if m and cur is not None:
+            cur.frames.append(RawFrame(m.group(2), m.group(3) or "", bool(m.group(4))))
+    return stacks
+
+
+def module_runs(ips):
+    """The ips' modules with runs of one module collapsed: libc.so.6+ ..."""
+    runs = []
+    for ip in ips:
+        if not runs or runs[-1] != ip.module:
+            runs.append(ip.module)
+    return runs
+
+
+def traced(prog, args=(), extra=()):
+    """memtrace --raw=F --text -- PROG ARGS: (result, header report, stacks)."""
+    with tempfile.TemporaryDirectory() as d:
+        raw = os.path.join(d, "stacks.raw")
+        res = mtlib.run_memtrace(["--raw=" + raw, "--text", "-n", "5"] + list(extra) +
+                                 ["--", mtlib.prog_path(prog)] + list(args))
+        d_ = "command: %s\nexit status: %s\nstderr:\n%s\nreport:\n%s" % (
+            " ".join(res.argv), res.rc, mtlib.tail(res.stderr), mtlib.tail(res.stdout, 30))
+        check_eq(res.rc, 0, "exit status", d_)
+        with open(raw, encoding="utf-8") as f:
+            text = f.read()
+    rep = mtlib.parse_report(res.stdout)
+    return res, rep, parse_raw(text, d_), d_ + "\nraw:\n" + mtlib.tail(text, 80)
+
+
+def truncated_of(text):
+    m = re.search(r"^truncated stacks: (\d+)$", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def stack_of_size(stacks, size, details):
+    """The one stack that holds one block of SIZE bytes in use."""
+    hits = [s for s in stacks if s.inuse_bytes == size and s.inuse_objects == 1]
+    check_eq(len(hits), 1, "stacks holding one block of %d bytes" % size, details)
+    return hits[0]
+
+
+def base_name(function):
+    """A C++ frame's name without its parameters: make_widget(long) -> make_widget."""
+    return function.split("(", 1)[0]
+
+
+def check_chain(st, src, own, want_funcs, want_runs, details):
+    """ST's frames in the program's modules OWN (function names of the
+    program) are WANT_FUNCS, (name, marker or None) each, in order, and its
+    ips' module runs are WANT_RUNS."""
+    text = "\n".join("    %s %s%s" % (f.function, f.location, " (inlined)" if f.inlined else "")
+                     for f in st.frames)
+    d = "%s\nstack:\n%s\nips: %s" % (details, text, " ".join(ip.module for ip in st.ips))
+    got = [f for f in st.frames if base_name(f.function) in own]
+    check_eq([base_name(f.function) for f in got], [w[0] for w in want_funcs], "the program's frames", d)
+    for f, (name, marker) in zip(got, want_funcs):
+        if marker:
+            want = "%s:%d" % (src, mtlib.marker_line(src, marker))
+            check(f.location.endswith("/" + want) or f.location == want,
+                  "%s at %s, expected %s" % (name, f.location, want), d)
+    check_eq(module_runs(st.ips), want_runs, "modules of the frames, leaf first", d)
+    check(all(not ip.module.startswith("[") for ip in st.ips),
+          "a frame outside every mapped file", d)
+
+
+def check_no_truncation(res, rep, stacks, details):
+    check_eq(truncated_of(res.stdout), 0, "truncated stacks", details)
+    check_eq(rep.drops[0], 0, "drops", details)
+    for st in stacks:
+        check(all(not ip.module.startswith("[") for ip in st.ips),
+              "a frame outside every mapped file: %s" % (st.ips,), details)
+
+
+NOFP_FUNCS = {"chain_a", "chain_b", "chain_c", "cmp_leak", "sort_leak", "thread_b", "thread_main",
+              "call_plugin", "plugin_outer", "plugin_inner", "main", "_start"}
+LIBC = "libc.so.6"
+PLUGIN = "libnofp_plugin.so"
+
+
+def nofp_run(mode):
+    return traced("nofp", [mtlib.prog_path("libnofp_plugin.so")], ["--unwind", mode])
+
+
+def make_nofp_test(mode):
+    @test("unwind.nofp.%s" % mode)
+    def _t():
+        res, rep, stacks, d = nofp_run(mode)
+        check_no_truncation(res, rep, stacks, d)
+        check_chain(stack_of_size(stacks, 100, d), "nofp.c", NOFP_FUNCS,
+                    [("chain_c", "CHAIN_C"), ("chain_b", "CHAIN_B"), ("chain_a", "CHAIN_A"),
+                     ("main", "MAIN_CHAIN"), ("_start", None)],
+                    ["nofp", LIBC, "nofp"], d)
+        # Through libc's qsort, which calls back into the program.
+        check_chain(stack_of_size(stacks, 200, d), "nofp.c", NOFP_FUNCS,
+                    [("cmp_leak", "CMP_LEAK"), ("sort_leak", "SORT_LEAK"),
+                     ("main", "MAIN_SORT"), ("_start", None)],
+                    ["nofp", LIBC, "nofp", LIBC, "nofp"], d)
+        # A second thread: down to libc's thread start (clone3), no further.
+        check_chain(stack_of_size(stacks, 300, d), "nofp.c", NOFP_FUNCS,
+                    [("thread_b", "THREAD_B"), ("thread_main", "THREAD_MAIN")],
+                    ["nofp", LIBC], d)
+        # A dlopened library, itself without frame pointers.
+        check_chain(stack_of_size(stacks, 400, d), "nofp.c", NOFP_FUNCS,
+                    [("plugin_inner", None), ("plugin_outer", None), ("call_plugin", "CALL_PLUGIN"),
+                     ("main", "MAIN_PLUGIN"), ("_start", None)],
+                    [PLUGIN, "nofp", LIBC, "nofp"], d)
+
+
+for _mode in ("auto", "cfi"):
+    make_nofp_test(_mode)
+
+
+@test("unwind.nofp.plugin_lines")
+def _plugin_lines():
+    """The dlopened library's frames carry its own source lines."""
+    res, rep, stacks, d = nofp_run("auto")
+    st = stack_of_size(stacks, 400, d)
+    got = {f.function: f.location for f in st.frames if f.function in ("plugin_inner", "plugin_outer")}
+    for name, marker in (("plugin_inner", "PLUGIN_INNER"), ("plugin_outer", "PLUGIN_OUTER")):
+        want = "nofp_plugin.c:%d" % mtlib.marker_line("nofp_plugin.c", marker)
+        check(got.get(name, "").endswith("/" + want), "%s at %r, expected %s" % (name, got.get(name), want), d)
+
+
+@test("unwind.nofp.fp_cannot")
+def _fp_cannot():
+    """The frame-pointer walk cannot follow these programs (so the tests
+    above test the CFI walk): with --unwind fp the 100-byte chain is not
+    whole, and whatever it reports is still a real code address."""
+    res, rep, stacks, d = nofp_run("fp")
+    st = stack_of_size(stacks, 100, d)
+    names = [f.function for f in st.frames if f.function in NOFP_FUNCS]
+    check(names != ["chain_c", "chain_b", "chain_a", "main", "_start"],
+          "--unwind fp found the whole chain in a program without frame pointers", d)
+    check(all(not ip.module.startswith("[") for s in stacks for ip in s.ips),
+          "--unwind fp reported a frame outside every mapped file", d)
+
+
+CXX_FUNCS = {"make_widget", "make_buffer", "build_all", "main", "_start"}
+
+
+@test("unwind.nofp_cxx")
+def _cxx():
+    """operator new is libstdc++'s (calling malloc): the first frame is still
+    the function that called new."""
+    res, rep, stacks, d = traced("nofp_cxx")
+    check_no_truncation(res, rep, stacks, d)
+    check_chain(stack_of_size(stacks, 48, d), "nofp_cxx.cpp", CXX_FUNCS,
+                [("make_widget", "MAKE_WIDGET"), ("build_all", "BUILD_WIDGET"),
+                 ("main", "MAIN_BUILD"), ("_start", None)],
+                ["nofp_cxx", LIBC, "nofp_cxx"], d)
+    check_chain(stack_of_size(stacks, 4000, d), "nofp_cxx.cpp", CXX_FUNCS,
+                [("make_buffer", "MAKE_BUFFER"), ("build_all", "BUILD_BUFFER"),
+                 ("main", "MAIN_BUILD"), ("_start", None)],
+                ["nofp_cxx", LIBC, "nofp_cxx"], d)
+
+
+def upto_main(st):
+    names = [f.function for f in st.frames]
+    return tuple(names[:names.index("main") + 1] if "main" in names else names)
+
+
+@test("unwind.fp_build_same")
+def _fp_build_same():
+    """On a frame-pointer build every walk gives the same stacks: --unwind
+    fp, cfi and auto."""
+    got = {}
+    for mode in ("fp", "cfi", "auto"):
+        res, rep, stacks, d = traced("leaks", extra=["--unwind", mode])
+        if mode == "fp":
+            # libc's start code keeps no frame pointer: the walk may stop
+            # in it, and then says so, once per allocation.
+            cut = sum(s.alloc_objects for s in stacks if s.frames[-1].function != "_start")
+            check_eq(truncated_of(res.stdout), cut, "fp: truncated stacks", d)
+        else:
+            check_no_truncation(res, rep, stacks, d)
+            check(all(s.frames[-1].function == "_start" for s in stacks), "a stack not ending at _start", d)
+        # Up to main: below it is libc's start code, built without frame
+        # pointers, where only the CFI walk is sure to go on.
+        got[mode] = sorted((s.inuse_bytes, s.alloc_bytes, upto_main(s)) for s in stacks)
+        check(all("main" in upto_main(s) for s in stacks), "a stack without main", d)
+        check(any(len(s.ips) >= 6 for s in stacks), "no stack of 6 frames or more", d)
+    check_eq(got["cfi"], got["fp"], "stacks of --unwind cfi against fp")
+    check_eq(got["auto"], got["fp"], "stacks of --unwind auto against fp")
