@@ -110,3 +110,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # The sampling arithmetic tests (bpf/sampling.h) need src/loader/sampling.c.
 -include tests/unit/sampling.mk
+
+# The unwind table tests need src/loader/unwind_table.c and their fixture.
+-include tests/unit/unwind_table.mk
