@@ -278,9 +278,10 @@ static __always_inline void tell_missing(const struct mt_unwind_state *u,
 }
 
 /*
- * Find the mapping of u->pc and its file's table.  Returns 0, or -1 when
- * the walk cannot go on: pc is not in an executable mapping, or (--unwind
- * cfi) no table covers it, or its file's table is not loaded yet.
+ * Find the mapping of u->pc and its file's table.  Returns 0; -1 when pc
+ * is in no executable mapping (not a frame); 1 when pc is a frame but the
+ * walk cannot go past it: its file's table is not loaded yet, or (--unwind
+ * cfi) there is no table for it.
  */
 static __always_inline int locate(struct mt_unwind_state *u)
 {
@@ -294,15 +295,15 @@ static __always_inline int locate(struct mt_unwind_state *u)
 	u->vm_delta = vi.delta;
 	u->has_rows = 0;
 	if (unwind_mode == MT_UNWIND_FP || (!vi.file.dev && !vi.file.ino))
-		return unwind_mode == MT_UNWIND_CFI ? -1 : 0;
+		return unwind_mode == MT_UNWIND_CFI ? 1 : 0;
 	m = bpf_map_lookup_elem(&unwind_modules, &vi.file);
 	if (!m) {
 		tell_missing(u, &vi);
-		return -1;
+		return 1;
 	}
 	u->mod = *m;
 	u->has_rows = m->nrows > 0;
-	return !u->has_rows && unwind_mode == MT_UNWIND_CFI ? -1 : 0;
+	return !u->has_rows && unwind_mode == MT_UNWIND_CFI ? 1 : 0;
 }
 
 /* The row of the module's table that covers file offset OFF; a zero row
@@ -426,6 +427,7 @@ static long unwind_step(__u64 i, void *ctx)
 {
 	struct unwind_scratch *sc = unwind_scratch_get();
 	struct mt_unwind_state *u;
+	int where = 0;
 	__u32 n;
 
 	if (!sc)
@@ -435,17 +437,20 @@ static long unwind_step(__u64 i, void *ctx)
 		u->status = UW_DONE; /* the outermost frame returned to 0 */
 		return 1;
 	}
-	if ((u->pc < u->vm_start || u->pc >= u->vm_end) && locate(u)) {
-		u->status = UW_TRUNCATED;
-		return 1;
-	}
+	if (u->pc < u->vm_start || u->pc >= u->vm_end)
+		where = locate(u);
 	n = u->n;
-	if (n >= MT_MAX_STACK_DEPTH) {
+	if (where < 0 || n >= MT_MAX_STACK_DEPTH) {
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
 	sc->st.ips[n] = u->pc;
 	u->n = n + 1;
+	if (where > 0) {
+		u->vm_end = 0; /* the next walk looks again */
+		u->status = UW_TRUNCATED;
+		return 1;
+	}
 	if (!u->has_rows)
 		return fp_step(u);
 	/* A return address is past its call: look up the call itself. */

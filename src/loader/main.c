@@ -472,6 +472,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	/* Before the command runs (or as soon as attached): every file it
 	 * maps, or will, gets its unwind table. */
 	mt_unwinder_add_objects(&uw, &t->objs);
+	mt_unwinder_wait(&uw);
 	dl.skel = skel;
 	s.on_new_files = on_new_files;
 	s.ctx = &dl;

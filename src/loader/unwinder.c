@@ -21,6 +21,15 @@
 /* Page indices per row, generously: a table has far fewer pages. */
 #define PAGES_PER_ROWS 4
 
+/* A file whose table is to be made. */
+struct mt_unwind_job {
+	int fd;
+	struct mt_file_key key;
+	char *name;
+};
+
+static void *builder(void *arg);
+
 void mt_unwinder_size(struct memleak_bpf *skel, bool on, uint32_t max_rows)
 {
 	/* Without tables the maps are not used: keep them tiny. */
@@ -54,6 +63,9 @@ int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 	u->modules_fd = u->vmas_fd = -1;
 	u->on = on;
 	u->verbose = verbose;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
+	pthread_cond_init(&u->idle, NULL);
 	if (!on)
 		return 0;
 	u->rows = map_mmap(skel->maps.unwind_rows, &u->rows_len);
@@ -61,15 +73,21 @@ int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 	u->missing = ring_buffer__new(bpf_map__fd(skel->maps.unwind_missing),
 				      on_missing, u, NULL);
 	if (!u->rows || !u->pages || !u->missing) {
-		ret = -errno ? -errno : -ENOMEM;
-		mt_unwinder_free(u);
-		return ret;
+		ret = errno ? -errno : -ENOMEM;
+		goto cleanup;
 	}
+	ret = -pthread_create(&u->thread, NULL, builder, u);
+	if (ret)
+		goto cleanup;
+	u->started = true;
 	u->rows_cap = bpf_map__max_entries(skel->maps.unwind_rows);
 	u->pages_cap = bpf_map__max_entries(skel->maps.unwind_pages);
 	u->modules_fd = bpf_map__fd(skel->maps.unwind_modules);
 	u->vmas_fd = bpf_map__fd(skel->maps.unwind_vmas);
 	return 0;
+cleanup:
+	mt_unwinder_free(u);
+	return ret;
 }
 
 static bool known(const struct mt_unwinder *u, uint64_t dev, uint64_t ino)
@@ -131,16 +149,15 @@ static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
 	return 0;
 }
 
-/* Compile and load the table of the file open on FD, known as NAME. */
-static void add_file(struct mt_unwinder *u, int fd,
-		     const struct mt_file_key *key, const char *name)
+/* Compile and load the table of the file open on FD, known as NAME (the
+ * builder thread). */
+static void build_file(struct mt_unwinder *u, int fd,
+		       const struct mt_file_key *key, const char *name)
 {
 	struct mt_unwind_table t;
 	uint64_t t0 = now_ns(), dt;
 	int ret;
 
-	if (known(u, key->dev, key->ino) || remember(u, key->dev, key->ino))
-		return;
 	ret = mt_unwind_table_build(fd, &t);
 	dt = now_ns() - t0;
 	u->build_ns += dt;
@@ -161,6 +178,68 @@ static void add_file(struct mt_unwinder *u, int fd,
 	mt_unwind_table_free(&t);
 }
 
+static void *builder(void *arg)
+{
+	struct mt_unwinder *u = arg;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		struct mt_unwind_job job;
+
+		while (!u->njobs && !u->stop)
+			pthread_cond_wait(&u->wake, &u->lock);
+		if (u->stop)
+			break;
+		job = u->jobs[0];
+		memmove(u->jobs, u->jobs + 1, --u->njobs * sizeof(*u->jobs));
+		u->busy++;
+		pthread_mutex_unlock(&u->lock);
+		build_file(u, job.fd, &job.key, job.name);
+		close(job.fd);
+		free(job.name);
+		pthread_mutex_lock(&u->lock);
+		if (!--u->busy && !u->njobs)
+			pthread_cond_broadcast(&u->idle);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+/* Queue the file open on FD (taken) for its table, once per file. */
+static void add_file(struct mt_unwinder *u, int fd,
+		     const struct mt_file_key *key, const char *name)
+{
+	struct mt_unwind_job *nv;
+	char *copy = strdup(name);
+
+	pthread_mutex_lock(&u->lock);
+	if (!copy || known(u, key->dev, key->ino) ||
+	    remember(u, key->dev, key->ino))
+		goto cleanup;
+	nv = realloc(u->jobs, (u->njobs + 1) * sizeof(*nv));
+	if (!nv)
+		goto cleanup;
+	u->jobs = nv;
+	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy };
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
+	return;
+cleanup:
+	pthread_mutex_unlock(&u->lock);
+	free(copy);
+	close(fd);
+}
+
+void mt_unwinder_wait(struct mt_unwinder *u)
+{
+	if (!u->started)
+		return;
+	pthread_mutex_lock(&u->lock);
+	while (u->njobs || u->busy)
+		pthread_cond_wait(&u->idle, &u->lock);
+	pthread_mutex_unlock(&u->lock);
+}
+
 /* The kernel's dev_t encoding, as an inode's superblock holds it. */
 static uint64_t kernel_dev(dev_t dev)
 {
@@ -175,15 +254,10 @@ void mt_unwinder_add_objects(struct mt_unwinder *u,
 	for (size_t i = 0; i < objs->n; i++) {
 		const struct mt_object *o = &objs->v[i];
 		struct mt_file_key key = { kernel_dev(o->dev), (uint64_t)o->ino };
-		int fd;
+		int fd = open(o->path, O_RDONLY | O_CLOEXEC);
 
-		if (known(u, key.dev, key.ino))
-			continue;
-		fd = open(o->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		add_file(u, fd, &key, o->shown);
-		close(fd);
+		if (fd >= 0)
+			add_file(u, fd, &key, o->shown);
 	}
 }
 
@@ -197,16 +271,13 @@ static int on_missing(void *ctx, void *data, size_t size)
 	if (size < sizeof(m))
 		return 0;
 	memcpy(&m, data, sizeof(m));
-	if (known(u, m.file.dev, m.file.ino))
-		return 0;
 	/* The mapping itself: right in containers, and for deleted files. */
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", m.pid,
 		 (unsigned long long)m.start, (unsigned long long)m.end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0; /* gone: it may be asked for again */
+		return 0; /* gone */
 	add_file(u, fd, &m.file, path);
-	close(fd);
 	return 0;
 }
 
@@ -226,6 +297,21 @@ void mt_unwinder_poll(struct mt_unwinder *u)
 
 void mt_unwinder_free(struct mt_unwinder *u)
 {
+	if (u->started) {
+		pthread_mutex_lock(&u->lock);
+		u->stop = true;
+		pthread_cond_signal(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->thread, NULL);
+	}
+	for (size_t i = 0; i < u->njobs; i++) {
+		close(u->jobs[i].fd);
+		free(u->jobs[i].name);
+	}
+	free(u->jobs);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->wake);
+	pthread_cond_destroy(&u->idle);
 	if (u->rows)
 		munmap(u->rows, u->rows_len);
 	if (u->pages)

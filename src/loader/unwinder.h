@@ -5,11 +5,14 @@
  * compiles the table of each file once (src/loader/unwind_table.c) and
  * writes it into the BPF maps: ahead of time for the files a target is
  * known to map, and on demand for the files the BPF program met without
- * one (the unwind_missing ring buffer).
+ * one (the unwind_missing ring buffer).  Tables are compiled by a thread of
+ * their own (a large binary's takes seconds), so the session loop is never
+ * held up; a caller that needs them now waits for them.
  */
 #ifndef MEMTRACE_UNWINDER_H
 #define MEMTRACE_UNWINDER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,12 +34,23 @@ struct mt_unwinder {
 	int modules_fd;
 	int vmas_fd;              /* the BPF side's cache of mappings */
 	struct ring_buffer *missing;
-	/* Files whose table is loaded, or that failed (tried once). */
+	/* Files whose table is asked for, loaded, or failed (tried once). */
 	struct mt_unwind_file {
 		uint64_t dev, ino;
 	} *files;
 	size_t nfiles;
-	/* Totals, for -v and the benchmarks. */
+	/* Files waiting for the builder thread (an open descriptor each). */
+	struct mt_unwind_job *jobs;
+	size_t njobs;
+	size_t busy;              /* jobs taken, not done */
+	bool stop;
+	bool started;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;      /* a job, or stop */
+	pthread_cond_t idle;      /* no job left */
+	/* Totals, for -v and the benchmarks (the builder's; read after
+	 * mt_unwinder_wait()). */
 	uint64_t total_rows, build_ns;
 	uint32_t full;            /* tables that did not fit */
 };
@@ -48,16 +62,19 @@ void mt_unwinder_size(struct memleak_bpf *skel, bool on, uint32_t max_rows);
 int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 		     bool verbose);
 
-/* Load the table of every file of OBJS that has none yet.  Tables that
+/* Ask for the table of every file of OBJS that has none yet.  Tables that
  * cannot be made are said once on stderr (with -v) and skipped. */
 void mt_unwinder_add_objects(struct mt_unwinder *u,
 			     const struct mt_objects *objs);
+
+/* Wait until every table asked for is loaded (or failed). */
+void mt_unwinder_wait(struct mt_unwinder *u);
 
 /* PID mapped new files: forget the mappings the BPF side cached for it
  * (a new file may lie where an unmapped one was). */
 void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
 
-/* Load the tables the BPF program asked for since the last call. */
+/* Ask for the tables the BPF program asked for since the last call. */
 void mt_unwinder_poll(struct mt_unwinder *u);
 
 void mt_unwinder_free(struct mt_unwinder *u);

@@ -81,7 +81,8 @@ def _three():
     for w in (a, b, c):
         mine = [l for l in ftext.splitlines() if l.startswith("waiter (%d);" % w.pid)]
         check(any(";waiter_leak " in l for l in mine),
-              "no folded stack of waiter (%d) ends in waiter_leak" % w.pid, "\n".join(mine))
+              "no folded stack of waiter (%d) ends in waiter_leak" % w.pid,
+              "\n".join(mine) or "\n".join(l for l in ftext.splitlines() if "waiter" in l))
     for w in (a, b, c):
         check("waiter (%d)" % w.pid in roots, "folded stacks have no root frame 'waiter (%d)'" % w.pid,
               "\n".join(sorted(roots)))
