@@ -440,6 +440,10 @@ static long unwind_step(__u64 i, void *ctx)
 	if (u->pc < u->vm_start || u->pc >= u->vm_end)
 		where = locate(u);
 	n = u->n;
+	/* The first pc is the return address the kernel saved at the call,
+	 * real code even when its mapping cannot be looked up now. */
+	if (where < 0 && n == 0)
+		where = 1;
 	if (where < 0 || n >= MT_MAX_STACK_DEPTH) {
 		u->status = UW_TRUNCATED;
 		return 1;

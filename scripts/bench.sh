@@ -6,8 +6,13 @@
 # `memtrace --probe-only` (the trap floor), under memtrace with full
 # tracing, under memtrace's sampling (when it has it) and under bpftrace
 # with empty probes (when it is installed and works), REPS times each,
-# interleaved, and prints the medians in one table.  Then times how long
-# memtrace takes to render a report over 100,000 distinct stacks.
+# interleaved, and prints the medians in one table.  The same churn built
+# as Debian builds (-O2 -fomit-frame-pointer, build/bench/churn-nofp) is
+# traced with the CFI unwinder, against the frame-pointer walk (--unwind
+# fp) on the frame-pointer build: what whole stacks cost.  Then times how
+# long memtrace takes to render a report over 100,000 distinct stacks, and
+# prints the unwind tables' sizes and build times for libc, libstdc++ and
+# python3.
 #
 # This is a benchmark, not a test: no timing is checked and none changes
 # the exit status.  It exits non-zero only when something could not run
@@ -39,6 +44,7 @@ SAMPLE_BYTES=524288
 
 MEMTRACE=./memtrace
 CHURN=build/bench/churn
+CHURN_NOFP=build/bench/churn-nofp
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
 
@@ -62,6 +68,12 @@ if [ ! -x "$CHURN" ] || [ bench/churn.c -nt "$CHURN" ]; then
 	"$CC" -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra \
 		-o "$CHURN.tmp" bench/churn.c || die "building $CHURN failed"
 	mv "$CHURN.tmp" "$CHURN"
+fi
+if [ ! -x "$CHURN_NOFP" ] || [ bench/churn.c -nt "$CHURN_NOFP" ]; then
+	echo "bench.sh: building $CHURN_NOFP" >&2
+	"$CC" -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra \
+		-o "$CHURN_NOFP.tmp" bench/churn.c || die "building $CHURN_NOFP failed"
+	mv "$CHURN_NOFP.tmp" "$CHURN_NOFP"
 fi
 
 T=$(mktemp -d /tmp/memtrace-bench.XXXXXX)
@@ -118,19 +130,23 @@ run() { # ROW REP CMD...; the command writes $prefix.* files
 	return 0
 }
 
-run_untraced() {
-	local p=$T/untraced.$1
-	python3 "$T/rusage.py" "$p.ru" "$CHURN" -t "$THREADS" -n "$BASE_OPS" -w "$SLOTS" -s "$SEED" \
+run_untraced_on() { # CHURN-BINARY ROW-NAME REP
+	local p=$T/$2.$3
+	python3 "$T/rusage.py" "$p.ru" "$1" -t "$THREADS" -n "$BASE_OPS" -w "$SLOTS" -s "$SEED" \
 		-o "$p.churn" >"$p.err" 2>&1
 }
 
-run_memtrace() { # ROW-NAME REP MEMTRACE-OPTIONS...
-	local p=$T/$1.$2
-	shift 2
+run_untraced() { run_untraced_on "$CHURN" untraced "$1"; }
+
+run_memtrace_on() { # CHURN-BINARY ROW-NAME REP MEMTRACE-OPTIONS...
+	local bin=$1 p=$T/$2.$3
+	shift 3
 	python3 "$T/rusage.py" "$p.ru" "$MEMTRACE" "$@" -o "$p.report" \
 		--metric alloc_objects --folded="$p.folded" \
-		-- "$CHURN" "${CHURN_ARGS[@]}" -o "$p.churn" >"$p.err" 2>&1
+		-- "$bin" "${CHURN_ARGS[@]}" -o "$p.churn" >"$p.err" 2>&1
 }
+
+run_memtrace() { run_memtrace_on "$CHURN" "$@"; }
 
 run_memtrace_links() { # MEMTRACE_LINKS-VALUE ROW-NAME REP MEMTRACE-OPTIONS...
 	local links=$1
@@ -155,6 +171,11 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run sampling "$rep" run_memtrace sampling "$rep" -s "$SAMPLE_BYTES"
 	# The same without uprobe sessions: every return probe fires.
 	run sampling_multi "$rep" run_memtrace_links multi sampling_multi "$rep" -s "$SAMPLE_BYTES"
+	run full_fpwalk "$rep" run_memtrace full_fpwalk "$rep" --unwind fp
+	run sampling_fpwalk "$rep" run_memtrace sampling_fpwalk "$rep" --unwind fp -s "$SAMPLE_BYTES"
+	run untraced_nofp "$rep" run_untraced_on "$CHURN_NOFP" untraced_nofp "$rep"
+	run full_nofp "$rep" run_memtrace_on "$CHURN_NOFP" full_nofp "$rep"
+	run sampling_nofp "$rep" run_memtrace_on "$CHURN_NOFP" sampling_nofp "$rep" -s "$SAMPLE_BYTES"
 	if [ "$BPFTRACE_STATE" = run ]; then
 		run bpftrace "$rep" run_bpftrace "$rep"
 		if ! grep -q '^churn:' "$T/bpftrace.$rep.churn" 2>/dev/null; then
@@ -177,6 +198,18 @@ if [ "$STACKS" -gt 0 ]; then
 		echo "stacks $rep $p $rc" >>"$T/runs"
 	done
 fi
+# Unwind tables: sizes and build times (memtrace -v), for libc and python3,
+# and libstdc++ (a small C++ program built here).
+printf '#include <string>\nint main() { std::string s(100, 1); return s.size() != 100; }\n' |
+	"${CXX:-g++}" -x c++ -O2 -o "$T/cxx" - 2>/dev/null || true
+: >"$T/tables"
+for prog in /usr/bin/python3 "$T/cxx"; do
+	[ -x "$prog" ] || continue
+	args=()
+	[ "$prog" = /usr/bin/python3 ] && args=(-c pass)
+	"$MEMTRACE" -v --text=/dev/null -- "$prog" "${args[@]}" 2>&1 |
+		grep '^memtrace: unwind table of' >>"$T/tables" || true
+done
 ELAPSED=$((SECONDS - START))
 
 # ---- the table ----
@@ -283,6 +316,12 @@ rows.append(("memtrace, full tracing", collect("full", True), "full"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (sampling)", collect("sampling", True), "sampling"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, no sessions", collect("sampling_multi", True),
              "sampling"))
+rows.append(("memtrace, full, --unwind fp", collect("full_fpwalk", True), "full"))
+rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, --unwind fp", collect("sampling_fpwalk", True), "sampling"))
+rows.append(("untraced, nofp build", collect("untraced_nofp", False), "untraced"))
+rows.append(("memtrace, full (CFI), nofp build", collect("full_nofp", True), "full"))
+rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (CFI), nofp build", collect("sampling_nofp", True),
+             "sampling"))
 bt_label = "bpftrace, 3 empty probes"
 if E["BENCH_BPFTRACE_STATE"] == "run":
     rows.append((bt_label, collect("bpftrace", True), "bpftrace"))
@@ -295,6 +334,15 @@ floor_added = floor_ns - base if base is not None and floor_ns is not None else 
 base_cpu = med(r["cpu_ns"] for r in rows[0][1]) if rows[0][1] else None
 floor_cpu = med(r["cpu_ns"] for r in rows[1][1]) if rows[1][1] else None
 floor_added_cpu = floor_cpu - base_cpu if base_cpu is not None and floor_cpu is not None else None
+# Rows of the nofp build are measured against its own untraced run.
+nofp_res = next((r for l, r, k in rows if l == "untraced, nofp build"), None)
+base_nofp = med(r["ns"] for r in nofp_res) if nofp_res else None
+base_cpu_nofp = med(r["cpu_ns"] for r in nofp_res) if nofp_res else None
+
+def bases(label):
+    if label.endswith("nofp build"):
+        return base_nofp, base_cpu_nofp
+    return base, base_cpu
 
 def sanity(kind, res):
     """'ok'/'MISMATCH' for full tracing, an estimate error for sampling."""
@@ -355,10 +403,11 @@ for label, res, kind in rows:
         lines.append([label, "FAILED (see above)"])
         continue
     ns = med(r["ns"] for r in res)
-    added = ns - base if base is not None and kind != "untraced" else None
+    b, bc = bases(label)
+    added = ns - b if b is not None and kind != "untraced" else None
     ratio = added / floor_added if added is not None and floor_added else None
     cns = med(r["cpu_ns"] for r in res)
-    cadded = cns - base_cpu if base_cpu is not None and kind != "untraced" else None
+    cadded = cns - bc if bc is not None and kind != "untraced" else None
     cratio = cadded / floor_added_cpu if cadded is not None and floor_added_cpu else None
     cpu_s = med(r.get("cpu_s") for r in res)
     rss = med(r.get("rss_kb") for r in res)
@@ -436,6 +485,59 @@ if nstacks:
               f"maxrss {med(r['rss_kb'] for r in res) / 1024:.1f} MiB, drops {max(r['drops'] for r in res)}, "
               f"totals {'ok' if all(r['ok'] for r in res) else 'MISMATCH'}")
 
+# ---- whole stacks: the CFI unwinder against the frame-pointer walk ----
+def added_of(label, cpu=False):
+    res = next((r for l, r, k in rows if l == label), None)
+    if not res:
+        return None
+    b, bc = bases(label)
+    if cpu:
+        return med(r["cpu_ns"] for r in res) - bc if bc is not None else None
+    return med(r["ns"] for r in res) - b if b is not None else None
+
+def depth(label):
+    """Mean frames (inlined ones too) of churn's stacks in a row's folded output."""
+    res = next((r for l, r, k in rows if l == label), None)
+    p = next((pp for rep, pp, rc in runs.get({"memtrace, full (CFI), nofp build": "full_nofp",
+                                            "memtrace, full, --unwind fp": "full_fpwalk"}[label], [])), None)
+    n = w = 0
+    try:
+        for line in open(p + ".folded"):
+            stack, _, c = line.rstrip("\n").rpartition(" ")
+            if "churn_thread" in stack.split(";") and c.isdigit():
+                n += int(c) * (len(stack.split(";")))
+                w += int(c)
+    except (OSError, TypeError):
+        return None
+    return n / w if w else None
+
+print()
+print("whole stacks (CFI unwinding) against the frame-pointer walk:")
+cfi_ratios = {}
+for what, fp_l, cfi_l, target in (
+        ("full tracing", "memtrace, full, --unwind fp", "memtrace, full (CFI), nofp build", 1.3),
+        (f"-s {E['BENCH_SAMPLE_BYTES']}", f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, --unwind fp",
+         f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (CFI), nofp build", 1.1)):
+    a_fp, a_cfi = added_of(fp_l), added_of(cfi_l)
+    c_fp, c_cfi = added_of(fp_l, True), added_of(cfi_l, True)
+    if a_fp and a_cfi:
+        cfi_ratios[what] = (a_cfi / a_fp, target)
+        print(f"  {what}: CFI on the nofp build adds {a_cfi:.0f} ns/op, the fp walk on the fp build "
+              f"{a_fp:.0f}: {a_cfi / a_fp:.2f}x" + (f" (CPU time: {c_cfi / c_fp:.2f}x)" if c_fp and c_cfi else ""))
+d_cfi, d_fp = depth("memtrace, full (CFI), nofp build"), depth("memtrace, full, --unwind fp")
+a_fp, a_cfi = added_of("memtrace, full, --unwind fp"), added_of("memtrace, full (CFI), nofp build")
+if d_cfi and d_fp:
+    print(f"  frames per stack of churn's allocations: {d_cfi:.1f} (CFI, nofp build), {d_fp:.1f} (fp walk, fp build)")
+    if a_fp and a_cfi:
+        print(f"  CFI's extra cost over the fp walk: {(a_cfi - a_fp) / d_cfi:.0f} ns per frame")
+try:
+    tables = [l.strip() for l in open(os.path.join(T, "tables"))]
+except OSError:
+    tables = []
+for l in tables:
+    if any(k in l for k in ("libc.so", "libstdc++", "python3")):
+        print("  " + l.replace("memtrace: ", ""))
+
 # ---- targets: information only, never the exit status ----
 def find(kind):
     for label, res, k in rows:
@@ -459,6 +561,8 @@ if full and base is not None:
 if samp and base is not None:
     a = med(r["ns"] for r in samp) - base
     print(f"  sampling 512 KiB added <= 2000 ns:  {a:.0f} ns -> {'met' if a <= 2000 else 'MISSED'}")
+for what, (r, target) in cfi_ratios.items():
+    print(f"  {what}, CFI <= {target}x the fp walk:     {r:.2f}x -> {'met' if r <= target else 'MISSED'}")
 print(f"\nbench: {E['BENCH_ELAPSED']} s in all")
 raise SystemExit(1 if failed else 0)
 EOF

@@ -253,6 +253,7 @@ static void test_header(void **state)
 	c[MT_CNT_FAILED_ALLOCS] = 7;
 	for (int i = MT_CNT_DROP_ALLOCS_FULL; i <= MT_CNT_DROP_READ_ERRORS; i++)
 		c[i] = (uint64_t)i - MT_CNT_DROP_ALLOCS_FULL + 1;
+	c[MT_CNT_STACKS_TRUNCATED] = 8; /* not a drop: not in the 21 */
 
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
 	const char *drops = "drops: 21 (allocs map full 1, stack map full 2, "
@@ -271,13 +272,14 @@ static void test_header(void **state)
 		"events: 24 allocator calls, 7 failed",
 		"untracked frees: 2",
 		drops,
+		"truncated stacks: 8",
 		"",
 		"Showing top 20 of 0 functions by flat inuse_space, total 0B",
 		TABLE_HEAD,
 		"",
 		"Top 0 stacks by inuse_space:",
 		NULL });
-	assert_int_equal(r->nlines, 15);
+	assert_int_equal(r->nlines, 16);
 
 	/* The parenthesised amounts follow the unit; exact counts do not. */
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .unit = MT_UNIT_B));
@@ -313,7 +315,7 @@ static void test_flat_table(void **state)
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
 	size_t i = find_line(r, "Showing ");
 
-	assert_int_equal(i, 11);  /* after the header and one blank line */
+	assert_int_equal(i, 12);  /* after the header and one blank line */
 	assert_lines(r, i, (const char *const[]){
 		"Showing top 20 of 5 functions by flat inuse_space, total 1.95KiB",
 		TABLE_HEAD,
@@ -497,7 +499,7 @@ static void test_merged_stacks_and_processes(void **state)
 	add_sample(p, 200, FRAMES(leak, main), 1, 500, 1, 500);
 	add_sample(p, 100, FRAMES(leak, main), 1, 1000, 1, 1000);
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
-	assert_lines(r, 11, (const char *const[]){
+	assert_lines(r, 12, (const char *const[]){
 		"Processes by inuse_space:",
 		"   1000B  pid 100 (leaks)",
 		"    500B  pid 200 (other)",
@@ -513,7 +515,7 @@ static void test_merged_stacks_and_processes(void **state)
 		"    leak  /src/a.c:3",
 		"    main  /src/a.c:9",
 		NULL });
-	assert_int_equal(r->nlines, 24);
+	assert_int_equal(r->nlines, 25);
 }
 
 static void test_zero_total(void **state)
