@@ -44,7 +44,7 @@ static int push_row(struct builder *b, struct mt_unwind_row r)
 		*last = r;
 		return 0;
 	}
-	if (t->nrows == b->cap) {
+	if (!t->rows || t->nrows == b->cap) {
 		uint32_t cap = b->cap ? b->cap * 2 : 1024;
 		struct mt_unwind_row *nv = realloc(t->rows, cap * sizeof(*nv));
 
@@ -126,15 +126,15 @@ static struct mt_unwind_row row_of(Dwarf_Frame *frame)
 	/* The caller's rbp: kept (same value, or unspecified, which the
 	 * x86-64 ABI makes the same for a callee-saved register), saved at
 	 * CFA + offset, or lost. */
-	if (dwarf_frame_register(frame, REG_RBP, mem, &ops, &nops) != 0)
-		r.kind |= MT_UW_RBP_LOST;
-	else if (nops == 0)
-		; /* same value (ops NULL) or unspecified (ops == mem) */
-	else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-		 ops[1].atom == DW_OP_plus_uconst &&
-		 off8((int64_t)ops[1].number, INT8_MIN, INT8_MAX, &v) && v)
+	if (dwarf_frame_register(frame, REG_RBP, mem, &ops, &nops) != 0) {
+		nops = SIZE_MAX; /* no rule: lost */
+		ops = NULL;
+	}
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+	    ops[1].atom == DW_OP_plus_uconst &&
+	    off8((int64_t)ops[1].number, INT8_MIN, INT8_MAX, &v) && v)
 		r.rbp_off8 = (int8_t)v;
-	else
+	else if (nops != 0) /* 0: same value (ops NULL) or unspecified */
 		r.kind |= MT_UW_RBP_LOST;
 	return r;
 }
