@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -443,6 +444,36 @@ static void unwinder_tick(void *arg)
 	mt_unwinder_poll(arg);
 }
 
+/*
+ * The command exec'ed (a script its interpreter, a wrapper its program):
+ * the new image's files get their tables before it runs, as the first
+ * image's did at the gate.
+ */
+static void on_child_exec(void *arg, pid_t pid)
+{
+	struct dlopen_ctx *c = arg;
+	const struct mt_object *first = c->t->objs.n ? &c->t->objs.v[0] : NULL;
+	struct mt_objects objs;
+	char link[64], exe[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0 || stat(link, &st))
+		return;
+	exe[n] = '\0';
+	/* The command's own exec: its files were done at the gate. */
+	if (first && c->t->objs.has_exe && first->dev == st.st_dev &&
+	    first->ino == st.st_ino)
+		return;
+	if (mt_objects_of_exe(exe, &objs))
+		return;
+	mt_unwinder_add_objects(c->uw, &objs);
+	mt_unwinder_wait(c->uw);
+	mt_objects_free(&objs);
+}
+
 static int trace(const struct mt_options *o, struct target *t, int sigfd)
 {
 	struct mt_process proc = { .pid = (uint32_t)t->pid };
@@ -478,6 +509,8 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	s.ctx = &dl;
 	s.on_tick = unwinder_tick;
 	s.tick_ctx = &uw;
+	s.tick_fd = mt_unwinder_fd(&uw);
+	s.on_exec = on_child_exec;
 	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
 	if (t->is_child) {
 		ret = mt_child_release(&t->child);

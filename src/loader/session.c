@@ -72,6 +72,8 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 	int event = status >> 16, sig = WSTOPSIG(status);
 
 	if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT) {
+		if (event == PTRACE_EVENT_EXEC && s->on_exec)
+			s->on_exec(s->ctx, pid);
 		mt_modules_refresh(s->proc, true);
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 	} else if (event == PTRACE_EVENT_STOP) {
@@ -137,10 +139,12 @@ int mt_session_run(struct mt_session *s)
 {
 	double start = now_s();
 	int pidfd = s->is_child || !s->proc ? -1 : open_pidfd((pid_t)s->proc->pid);
-	struct pollfd fds[2] = {
+	struct pollfd fds[3] = {
 		{ .fd = s->sigfd, .events = POLLIN },
 		/* the target's exit, or (system-wide) a new process */
 		{ .fd = s->proc ? pidfd : s->wake_fd, .events = POLLIN },
+		/* poll() skips a negative descriptor */
+		{ .fd = s->on_tick ? s->tick_fd : -1, .events = POLLIN },
 	};
 
 	s->exited = false;
@@ -157,7 +161,7 @@ int mt_session_run(struct mt_session *s)
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		if (poll(fds, fds[1].fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
 			break;
 		if (s->is_child)
 			reap(s);

@@ -26,9 +26,14 @@ struct mt_session {
 	 * turn of the loop when system-wide; may be NULL. */
 	void (*on_new_files)(void *ctx);
 	void *ctx;
-	/* Called on every turn of the loop (at least every 100 ms); may be NULL. */
+	/* Called on every turn of the loop (at least every 100 ms), and at
+	 * once when tick_fd (used only with on_tick) is readable; may be NULL. */
 	void (*on_tick)(void *tick_ctx);
 	void *tick_ctx;
+	int tick_fd;
+	/* Called when the ptraced child has just exec'ed, before it runs
+	 * (its new image is mapped, its libraries not yet); may be NULL. */
+	void (*on_exec)(void *ctx, pid_t pid);
 	int wake_fd;             /* also wakes the loop when readable; -1: none */
 	/* results */
 	enum mt_stop stop;

@@ -289,6 +289,11 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid)
 		bpf_map_delete_elem(u->vmas_fd, &key);
 }
 
+int mt_unwinder_fd(const struct mt_unwinder *u)
+{
+	return u->missing ? ring_buffer__epoll_fd(u->missing) : -1;
+}
+
 void mt_unwinder_poll(struct mt_unwinder *u)
 {
 	if (u->missing)

@@ -74,6 +74,10 @@ void mt_unwinder_wait(struct mt_unwinder *u);
  * (a new file may lie where an unmapped one was). */
 void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
 
+/* A descriptor that is readable when the BPF program asks for a table
+ * (then call mt_unwinder_poll()); -1 when tables are off. */
+int mt_unwinder_fd(const struct mt_unwinder *u);
+
 /* Ask for the tables the BPF program asked for since the last call. */
 void mt_unwinder_poll(struct mt_unwinder *u);
 
