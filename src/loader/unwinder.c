@@ -42,8 +42,8 @@ static void *map_mmap(const struct bpf_map *map, size_t *len)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	/* An array map's elements are 8-byte aligned. */
-	size_t n = (size_t)bpf_map__max_entries(map) *
-		   ((bpf_map__value_size(map) + 7) / 8 * 8);
+	size_t elem = ((size_t)bpf_map__value_size(map) + 7) / 8 * 8;
+	size_t n = (size_t)bpf_map__max_entries(map) * elem;
 	void *p;
 
 	*len = (n + (size_t)page - 1) / (size_t)page * (size_t)page;
