@@ -173,6 +173,9 @@ enum mt_uw_kind {
 };
 #define MT_UW_KIND_MASK 0x0fU
 #define MT_UW_RBP_LOST 0x10U  /* the caller's rbp cannot be recovered */
+#define MT_UW_SKIP 0x20U      /* code of the allocator's (operator new calling
+			       * malloc): a frame here at the top of a stack
+			       * is left out, so the first is new's caller */
 
 /* The return address is always at CFA - 8 (rows where it is not say STOP). */
 struct mt_unwind_row {

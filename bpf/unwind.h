@@ -124,6 +124,8 @@ struct mt_unwind_state {
 	__u64 pc, sp, bp;
 	__u32 n;          /* frames stored */
 	__u32 status;     /* UW_* */
+	__u32 steps;      /* frames stepped past (stored or skipped) */
+	__u32 pad;
 	/* The mapping pc was last found in: [vm_start, vm_end), whose file
 	 * offset is the address + vm_delta, and its file's table. */
 	__u64 vm_start, vm_end, vm_delta;
@@ -427,6 +429,7 @@ static long unwind_step(__u64 i, void *ctx)
 {
 	struct unwind_scratch *sc = unwind_scratch_get();
 	struct mt_unwind_state *u;
+	struct mt_unwind_row row;
 	int where = 0;
 	__u32 n;
 
@@ -442,24 +445,31 @@ static long unwind_step(__u64 i, void *ctx)
 	n = u->n;
 	/* The first pc is the return address the kernel saved at the call,
 	 * real code even when its mapping cannot be looked up now. */
-	if (where < 0 && n == 0)
+	if (where < 0 && u->steps == 0)
 		where = 1;
 	if (where < 0 || n >= MT_MAX_STACK_DEPTH) {
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
-	sc->st.ips[n] = u->pc;
-	u->n = n + 1;
-	if (where > 0) {
+	if (where > 0 || !u->has_rows) {
+		sc->st.ips[n] = u->pc;
+		u->n = n + 1;
+		if (where == 0)
+			return fp_step(u);
 		u->vm_end = 0; /* the next walk looks again */
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
-	if (!u->has_rows)
-		return fp_step(u);
 	/* A return address is past its call: look up the call itself. */
-	return cfi_step(u, find_row(&u->mod,
-				    u->pc - (n > 0 ? 1 : 0) + u->vm_delta));
+	row = find_row(&u->mod, u->pc - (u->steps > 0 ? 1 : 0) + u->vm_delta);
+	/* The allocator's own frames (operator new calling malloc) on top
+	 * of the stack are left out: the first frame is new's caller. */
+	if (n > 0 || !(row.kind & MT_UW_SKIP)) {
+		sc->st.ips[n] = u->pc;
+		u->n = n + 1;
+	}
+	u->steps++;
+	return cfi_step(u, row);
 }
 
 /*
@@ -475,6 +485,7 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	u->sp = regs->sp;
 	u->bp = regs->bp;
 	u->n = 0;
+	u->steps = 0;
 	u->status = UW_RUN;
 	u->vm_start = u->vm_end = 0;
 	u->pid = bpf_get_current_pid_tgid() >> 32;

@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(
 	make gcc g++ clang bpftool pkg-config
-	libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-dev
+	libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-dev libcapstone-dev
 	libprotobuf-c-dev protobuf-c-compiler
 	libcmocka-dev python3 valgrind util-linux procps golang-go
 	clang-tidy cppcheck

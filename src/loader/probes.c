@@ -3,6 +3,7 @@
 #include "probes.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "elf_syms.h"
+#include "forwarders.h"
 #include "memleak.h"
 #include "memleak.skel.h"
 #include "prologue.h"
@@ -141,6 +143,8 @@ static int plan_defs(struct plan *pl, const struct probe_def *defs, size_t n,
 	bool found[MAXP];
 	int ret;
 
+	if (!n)
+		return 0;
 	for (size_t i = 0; i < n; i++) {
 		snprintf(names[i], sizeof(names[i]), "%s%s", prefix, defs[i].func);
 		ptrs[i] = names[i];
@@ -330,6 +334,64 @@ static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
 	return ret;
 }
 
+/* What a forwarding operator may pass the call on to: the object whose
+ * operators they are, and whether it is the allocator probed. */
+struct fwd_ctx {
+	const char *prefix;
+	bool own_probed;
+};
+
+/* Is NAME, called from an operator, a probed allocator function?  Through
+ * the PLT, a name binds to the allocator that defines it (interposition);
+ * a call within the object only when the object is the allocator. */
+static bool probed_here(const char *name, bool via_plt, void *arg)
+{
+	const struct fwd_ctx *c = arg;
+	size_t plen = strlen(c->prefix);
+
+	if ((!via_plt && !c->own_probed) || strncmp(name, c->prefix, plen) != 0)
+		return false;
+	for (size_t i = 0; i < NALLOC; i++)
+		if (strcmp(name + plen, alloc_defs[i].func) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Plan the probes of PL's object's operator new and delete, but for those
+ * that only forward to a probed function (libstdc++'s over glibc): one
+ * trap per allocation instead of two.  Only when the BPF program's
+ * unwinder leaves their frames out (not --unwind fp), so that a stack
+ * still starts at new's caller.  *DEFINES: the object has any of them.
+ */
+static int plan_cxx(struct plan *pl, const struct memleak_bpf *skel,
+		    const char *prefix, bool own_probed, bool *defines)
+{
+	struct probe_def defs[NCXX];
+	struct mt_cxx_funcs funcs = { 0 };
+	struct fwd_ctx c = { prefix, own_probed };
+	size_t n = 0, before = pl->n;
+	int fd, ret;
+
+	if (skel->rodata->unwind_mode != MT_UNWIND_FP &&
+	    (fd = open(pl->path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (mt_cxx_funcs_read(fd, probed_here, &c, &funcs))
+			funcs.n = 0;
+		close(fd);
+	}
+	for (size_t i = 0; i < NCXX; i++) {
+		const struct mt_cxx_func *f = mt_cxx_funcs_find(&funcs,
+								cxx_defs[i].func);
+
+		if (!f || !f->forwards)
+			defs[n++] = cxx_defs[i];
+	}
+	ret = plan_defs(pl, defs, n, "", false);
+	*defines = pl->n > before || funcs.n > 0;
+	mt_cxx_funcs_free(&funcs);
+	return ret;
+}
+
 static void note_cxx(struct mt_probes *p, const struct mt_object *o)
 {
 	size_t len = strlen(p->cxx);
@@ -372,12 +434,12 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		ret = -ENOENT; /* no malloc: not an allocator */
 	for (size_t i = 0; i < objs->n && ret == 0; i++) {
 		struct plan *pl = i == alloc->index ? &plans[0] : &plans[++n];
-		size_t before = pl->n;
+		bool defines = false;
 
 		pl->path = objs->v[i].path;
 		/* A library that cannot be read has no new/delete for us. */
-		if (plan_defs(pl, cxx_defs, NCXX, "", false) == 0 &&
-		    pl->n > before)
+		if (plan_cxx(pl, skel, prefix, i == alloc->index, &defines) == 0 &&
+		    defines)
 			note_cxx(p, &objs->v[i]);
 		if (p->want_mmap && is_libc(&objs->v[i]) &&
 		    plan_defs(pl, mmap_defs, NMMAP, "", false) == 0)
@@ -405,7 +467,7 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 			    const char *prefix)
 {
 	struct plan *pl = calloc(1, sizeof(*pl));
-	size_t before;
+	bool defines = false;
 	int ret = 0;
 
 	if (!pl)
@@ -414,10 +476,9 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 	if (alloc_family)
 		ret = plan_defs(pl, alloc_defs, NALLOC, prefix,
 				leaf_allocator(p, obj, prefix));
-	before = pl->n;
 	if (ret == 0)
-		ret = plan_defs(pl, cxx_defs, NCXX, "", false);
-	if (ret == 0 && pl->n > before)
+		ret = plan_cxx(pl, skel, prefix, alloc_family, &defines);
+	if (ret == 0 && defines)
 		note_cxx(p, obj);
 	if (ret == 0 && p->want_mmap && is_libc(obj) &&
 	    plan_defs(pl, mmap_defs, NMMAP, "", false) == 0)

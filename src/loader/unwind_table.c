@@ -29,7 +29,29 @@
 struct builder {
 	struct mt_unwind_table *t;
 	uint32_t cap;
+	const struct mt_skip_range *skip;
+	size_t nskip;
 };
+
+/* Whether file offset OFF is skipped code; *NEXT: the next range edge
+ * above OFF (UINT64_MAX: none). */
+static bool skipped(const struct builder *b, uint64_t off, uint64_t *next)
+{
+	bool in = false;
+
+	*next = UINT64_MAX;
+	for (size_t i = 0; i < b->nskip; i++) {
+		const struct mt_skip_range *r = &b->skip[i];
+
+		if (off >= r->start && off < r->end)
+			in = true;
+		if (r->start > off && r->start < *next)
+			*next = r->start;
+		if (r->end > off && r->end < *next)
+			*next = r->end;
+	}
+	return in;
+}
 
 static int push_row(struct builder *b, struct mt_unwind_row r)
 {
@@ -154,6 +176,9 @@ static int segment_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t vaddr,
 		Dwarf_Frame *frame;
 		Dwarf_Addr start, stop;
 
+		uint64_t edge;
+		bool skip = skipped(b, a - vaddr + offset, &edge);
+
 		if (dwarf_cfi_addrframe(cfi, a, &frame) != 0) {
 			/* No CFI here: step by frame pointer, byte by byte
 			 * to the next FDE (gaps are padding, mostly). */
@@ -166,8 +191,13 @@ static int segment_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t vaddr,
 		if (dwarf_frame_info(frame, &start, &stop, NULL) < 0 ||
 		    stop <= a)
 			stop = a + 1;
+		/* A skipped range starts or ends within: a row of its own. */
+		if (edge != UINT64_MAX && edge - offset + vaddr < stop)
+			stop = edge - offset + vaddr;
 		r = row_of(frame);
 		r.pc = (uint32_t)(a - vaddr + offset);
+		if (skip)
+			r.kind |= MT_UW_SKIP;
 		free(frame);
 		b->t->nstop += (r.kind & MT_UW_KIND_MASK) == MT_UW_STOP;
 		ret = push_row(b, r);
@@ -205,9 +235,10 @@ static int build_pages(struct mt_unwind_table *t)
 	return 0;
 }
 
-int mt_unwind_table_build(int fd, struct mt_unwind_table *t)
+int mt_unwind_table_build(int fd, const struct mt_skip_range *skip,
+			  size_t nskip, struct mt_unwind_table *t)
 {
-	struct builder b = { .t = t };
+	struct builder b = { .t = t, .skip = skip, .nskip = nskip };
 	Elf *elf = NULL;
 	Dwarf_CFI *cfi = NULL;
 	size_t nph = 0;

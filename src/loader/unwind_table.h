@@ -6,6 +6,7 @@
 #ifndef MEMTRACE_UNWIND_TABLE_H
 #define MEMTRACE_UNWIND_TABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
 
@@ -23,12 +24,19 @@ struct mt_unwind_table {
 	uint64_t uncovered;
 };
 
+/* Code whose rows carry MT_UW_SKIP: file offsets [start, end). */
+struct mt_skip_range {
+	uint64_t start, end;
+};
+
 /*
  * Compile the .eh_frame CFI of the ELF file open on FD (read, not kept)
- * for its executable segments.  A file without CFI gives a table without
- * rows.  Returns 0 or -errno (-ENOEXEC: not an ELF file).
+ * for its executable segments; rows within the NSKIP ranges of SKIP carry
+ * MT_UW_SKIP (rows are split at their ends).  A file without CFI gives a
+ * table without rows.  Returns 0 or -errno (-ENOEXEC: not an ELF file).
  */
-int mt_unwind_table_build(int fd, struct mt_unwind_table *t);
+int mt_unwind_table_build(int fd, const struct mt_skip_range *skip,
+			  size_t nskip, struct mt_unwind_table *t);
 
 void mt_unwind_table_free(struct mt_unwind_table *t);
 

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "forwarders.h"
 #include "memleak.skel.h"
 #include "unwind_table.h"
 
@@ -151,14 +152,32 @@ static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
 
 /* Compile and load the table of the file open on FD, known as NAME (the
  * builder thread). */
+static bool none_probed(const char *name, bool via_plt, void *ctx)
+{
+	(void)name;
+	(void)via_plt;
+	(void)ctx;
+	return false;
+}
+
 static void build_file(struct mt_unwinder *u, int fd,
 		       const struct mt_file_key *key, const char *name)
 {
+	struct mt_skip_range skip[32];
+	struct mt_cxx_funcs cxx;
 	struct mt_unwind_table t;
 	uint64_t t0 = now_ns(), dt;
+	size_t nskip = 0;
 	int ret;
 
-	ret = mt_unwind_table_build(fd, &t);
+	/* Operator new and delete: allocator code, whoever probes it. */
+	if (mt_cxx_funcs_read(fd, none_probed, NULL, &cxx) == 0) {
+		for (size_t i = 0; i < cxx.n && nskip < 32; i++)
+			skip[nskip++] = (struct mt_skip_range){ cxx.v[i].offset,
+								cxx.v[i].end };
+		mt_cxx_funcs_free(&cxx);
+	}
+	ret = mt_unwind_table_build(fd, skip, nskip, &t);
 	dt = now_ns() - t0;
 	u->build_ns += dt;
 	if (ret == 0)

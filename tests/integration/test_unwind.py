@@ -224,3 +224,36 @@ def _fp_build_same():
         check(any(len(s.ips) >= 6 for s in stacks), "no stack of 6 frames or more", d)
     check_eq(got["cfi"], got["fp"], "stacks of --unwind cfi against fp")
     check_eq(got["auto"], got["fp"], "stacks of --unwind auto against fp")
+
+
+def functions_probed(stderr, details):
+    m = re.search(r"^memtrace: tracing pid \d+ \(.*?\), (\d+) functions in ", stderr, re.M)
+    check(m, "no 'tracing pid ..., N functions' line", details)
+    return int(m.group(1))
+
+
+@test("unwind.cxx_one_trap")
+def _cxx_one_trap():
+    """libstdc++'s operator new and delete only call glibc's malloc and
+    free: with the unwinder leaving their frames out they are not probed
+    (one trap per allocation), and the report is the same as with them
+    probed (--unwind fp, on a frame-pointer build): header, and every
+    stack's frames down to main."""
+    got = {}
+    for mode in ("auto", "fp"):
+        res, rep, stacks, d = traced("shapes", extra=["--unwind", mode])
+        check(rep.allocator.endswith("; C++ new/delete in " + rep.allocator.split("; C++ new/delete in ")[-1])
+              and "libstdc++" in rep.allocator, "allocator line %r names no libstdc++" % rep.allocator, d)
+        header = (rep.allocator, rep.inuse, rep.allocated, rep.freed, rep.events, rep.untracked)
+        # The program's stacks (libstdc++'s start-up allocation, below no
+        # main, is past what the fp walk can follow in Debian's libstdc++).
+        got[mode] = (header, sorted((s.inuse_bytes, s.alloc_bytes, s.alloc_objects, upto_main(s))
+                                    for s in stacks if "main" in upto_main(s)),
+                     functions_probed(res.stderr, d), d)
+    check_eq(got["auto"][0], got["fp"][0], "header, new not probed vs probed", got["auto"][3])
+    check_eq(got["auto"][1], got["fp"][1], "stacks, new not probed vs probed", got["auto"][3])
+    check(all(st[3] and "operator new" not in st[3][0] and not st[3][0].startswith("_Zn")
+              for st in got["auto"][1]), "a stack starting in operator new", got["auto"][3])
+    # libc's malloc family (9) alone, against it and libstdc++'s 20 operators.
+    check_eq(got["fp"][2] - got["auto"][2], 20, "functions not probed with the unwinder's help",
+             got["auto"][3])

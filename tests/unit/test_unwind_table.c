@@ -154,7 +154,7 @@ static void fixture_rows(void **state)
 	find_fixture();
 	fd = open(fixture, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(mt_unwind_table_build(fd, &t), 0);
+	assert_int_equal(mt_unwind_table_build(fd, NULL, 0, &t), 0);
 	assert_true(t.nrows > 10);
 	for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++) {
 		const struct want *w = &wants[i];
@@ -175,6 +175,34 @@ static void fixture_rows(void **state)
 	close(fd);
 }
 
+/* Rows within a skipped range carry MT_UW_SKIP, split at its ends. */
+static void skip_ranges(void **state)
+{
+	struct mt_unwind_table t;
+	struct mt_skip_range skip;
+	int fd;
+
+	(void)state;
+	find_fixture();
+	fd = open(fixture, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	/* From the middle of a row (after sub) to the middle of another. */
+	skip.start = sym_offset(fd, "L_rsp_sub") + 1;
+	skip.end = sym_offset(fd, "L_rsp_pop") + 1;
+	assert_int_equal(mt_unwind_table_build(fd, &skip, 1, &t), 0);
+	assert_int_equal(lookup(&t, skip.start - 1).kind, MT_UW_RSP);
+	assert_int_equal(lookup(&t, skip.start).kind, MT_UW_RSP | MT_UW_SKIP);
+	assert_int_equal(lookup(&t, skip.start).cfa_off8, 5);
+	assert_int_equal(lookup(&t, sym_offset(fd, "L_rsp_add")).kind,
+			 MT_UW_RSP | MT_UW_SKIP);
+	assert_int_equal(lookup(&t, skip.end - 1).kind, MT_UW_RSP | MT_UW_SKIP);
+	assert_int_equal(lookup(&t, skip.end - 1).cfa_off8, 1);
+	assert_int_equal(lookup(&t, skip.end).kind, MT_UW_RSP);
+	assert_int_equal(lookup(&t, skip.end).cfa_off8, 1);
+	mt_unwind_table_free(&t);
+	close(fd);
+}
+
 /* Rows sorted, merged and indexed, on a real library. */
 static void libc_table(void **state)
 {
@@ -189,7 +217,7 @@ static void libc_table(void **state)
 	for (size_t i = 0; i < 2 && fd < 0; i++)
 		fd = open(paths[i], O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(mt_unwind_table_build(fd, &t), 0);
+	assert_int_equal(mt_unwind_table_build(fd, NULL, 0, &t), 0);
 	assert_true(t.nrows > 5000);
 	assert_true(t.nstop < t.nrows / 100);
 	for (uint32_t i = 1; i < t.nrows; i++) {
@@ -218,7 +246,7 @@ static void not_elf(void **state)
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(mt_unwind_table_build(fd, &t), -ENOEXEC);
+	assert_int_equal(mt_unwind_table_build(fd, NULL, 0, &t), -ENOEXEC);
 	assert_null(t.rows);
 	close(fd);
 }
@@ -227,6 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fixture_rows),
+		cmocka_unit_test(skip_ranges),
 		cmocka_unit_test(libc_table),
 		cmocka_unit_test(not_elf),
 	};

@@ -113,3 +113,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # The unwind table tests need src/loader/unwind_table.c and their fixture.
 -include tests/unit/unwind_table.mk
+
+# The operator new/delete forwarding tests need src/loader/forwarders.c.
+-include tests/unit/forwarders.mk

@@ -1,0 +1,24 @@
+# cmocka tests of the operator new/delete forwarding analysis
+# (src/loader/forwarders.c), on Debian's libstdc++ and libjemalloc.
+#
+# Included at the end of tests/unit/unit.mk, whose rule for every
+# tests/unit/test_*.c builds test_forwarders: this file adds the loader
+# source it tests (per variant, under build/unit-objs*/loader/) and capstone.
+
+FORWARDERS_UNIT_OBJ      := $(BUILD)/unit-objs/loader/forwarders.o
+FORWARDERS_UNIT_OBJ_ASAN := $(BUILD)/unit-objs-asan/loader/forwarders.o
+
+$(BUILD)/tests/unit/test_forwarders: $(FORWARDERS_UNIT_OBJ)
+$(BUILD)/tests/unit/test_forwarders-asan: $(FORWARDERS_UNIT_OBJ_ASAN)
+$(BUILD)/tests/unit/test_forwarders $(BUILD)/tests/unit/test_forwarders-asan: \
+	UNIT_LIBS += -lcapstone
+
+$(FORWARDERS_UNIT_OBJ): src/loader/forwarders.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FORWARDERS_UNIT_OBJ_ASAN): src/loader/forwarders.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+
+-include $(FORWARDERS_UNIT_OBJ:.o=.d) $(FORWARDERS_UNIT_OBJ_ASAN:.o=.d)
