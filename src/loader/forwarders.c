@@ -394,7 +394,7 @@ int mt_cxx_funcs_read(int fd,
 		out->v[out->n++] = f;
 	}
 	/* Forwarding spreads from the functions calling probed ones. */
-	while (changed) {
+	while (changed && pend) {
 		changed = false;
 		for (size_t i = 0; i < out->n; i++) {
 			const struct pending *p = &pend[i];
