@@ -27,6 +27,7 @@
 #include "session.h"
 #include "blocks.h"
 #include "filter.h"
+#include "outfile.h"
 #include "pprof_read.h"
 #include "render.h"
 #include "symbolize.h"
@@ -688,19 +689,19 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	return ret ? 1 : 0;
 }
 
-/* Fail now, not after a long trace, when a report file cannot be written. */
+/*
+ * Fail now, not after a long trace, when a report file cannot be written;
+ * nothing is created until the report is (outfile.h).
+ */
 static int check_outputs(const struct mt_options *o)
 {
 	for (size_t i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;
-		FILE *f;
+		int err = path ? mt_outfile_check(path) : 0;
 
-		if (!path)
-			continue;
-		f = fopen(path, "ae");
-		if (!f)
-			return fail("cannot write '%s': %s", path, strerror(errno));
-		fclose(f);
+		if (err)
+			return fail("cannot write '%s': %s", path,
+				    mt_outfile_strerror(err));
 	}
 	return 0;
 }

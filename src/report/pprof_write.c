@@ -23,6 +23,7 @@
 #include <elfutils/libdwelf.h>
 #include <zlib.h>
 #include "itab.h"
+#include "outfile.h"
 #include "pprof_pb.h"
 #include "units.h"
 
@@ -977,37 +978,36 @@ static void gz_append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
 	}
 }
 
+/* Through a temporary file renamed over PATH when complete (outfile.h). */
 static int write_file(const char *path, const PbProfile *prof, bool plain)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY,
-		      0666);
 	struct gz_out out = { .base = { .append = gz_append } };
-	int err;
+	struct mt_outfile f;
+	int err = mt_outfile_open(&f, path);
 
-	if (fd < 0)
-		return -errno;
-	out.gz = gzdopen(fd, plain ? "wbT" : "wb");
+	if (err)
+		return err;
+	out.gz = gzdopen(f.fd, plain ? "wbT" : "wb");
 	if (!out.gz) {
 		err = errno ? -errno : -ENOMEM;
-		close(fd);
+		mt_outfile_abort(&f);
 		return err;
 	}
+	f.fd = -1; /* gzclose closes it */
 	perftools__profiles__profile__pack_to_buffer(prof, &out.base);
 	errno = 0;
 	err = gzclose(out.gz);
 	if (out.err)
-		return out.err;
-	if (err == Z_ERRNO)
-		return errno ? -errno : -EIO;
-	return err == Z_OK ? 0 : -EIO;
-}
-
-static void remove_partial(const char *path)
-{
-	struct stat sb;
-
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-		unlink(path);
+		err = out.err;
+	else if (err == Z_ERRNO)
+		err = errno ? -errno : -EIO;
+	else
+		err = err == Z_OK ? 0 : -EIO;
+	if (err) {
+		mt_outfile_abort(&f);
+		return err;
+	}
+	return mt_outfile_commit(&f);
 }
 
 int mt_pprof_write_opts(const char *path, const struct mt_profile *p,
@@ -1024,11 +1024,8 @@ int mt_pprof_write_opts(const char *path, const struct mt_profile *p,
 	err = collect(&w);
 	if (!err)
 		err = build(&b, &w);
-	if (!err) {
+	if (!err)
 		err = write_file(path, &b.prof, w.o->uncompressed);
-		if (err)
-			remove_partial(path);
-	}
 	pb_free(&b);
 	writer_free(&w);
 	return err;

@@ -38,11 +38,12 @@ struct mt_pprof_write_options {
 };
 
 /*
- * Write P to PATH (created with mode 0666 & ~umask, or truncated) as a
- * gzip-compressed pprof profile with the default options.  Samples whose
- * four values are all zero are left out.  Returns 0 or a negative errno
- * (-EINVAL if P refers to frames it does not have, before PATH is
- * touched).  If writing fails part-way, the partial file is removed.
+ * Write P to PATH (through a temporary file renamed over it, see
+ * outfile.h) as a gzip-compressed pprof profile with the default options.
+ * Samples whose four values are all zero are left out.  Returns 0 or a
+ * negative errno (-EINVAL if P refers to frames it does not have, before
+ * PATH is touched; mt_outfile_strerror gives the message).  If writing
+ * fails part-way, PATH is left as it was.
  */
 int mt_pprof_write(const char *path, const struct mt_profile *p);
 

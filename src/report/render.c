@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "outfile.h"
 #include "pprof_write.h"
 #include "raw.h"
 
@@ -39,8 +40,49 @@ static int write_one(FILE *f, const struct mt_output *out,
 static int fail(const char *path, int err)
 {
 	fprintf(stderr, "memtrace: cannot write '%s': %s\n",
-		path ? path : "standard output", strerror(err));
+		path ? path : "standard output", mt_outfile_strerror(err));
 	return -1;
+}
+
+/* Standard output (PATH NULL), or a new file put in place by close_dest. */
+static int open_dest(const char *path, struct mt_outfile *of, FILE **f)
+{
+	int ret;
+
+	of->fd = -1;
+	of->dest = of->tmp = NULL;
+	*f = stdout;
+	if (!path)
+		return 0;
+	ret = mt_outfile_open(of, path);
+	if (ret)
+		return ret;
+	*f = fdopen(of->fd, "w");
+	if (!*f) {
+		ret = -errno;
+		mt_outfile_abort(of);
+		return ret;
+	}
+	of->fd = -1; /* fclose closes it */
+	return 0;
+}
+
+/* Flush F and, when all went well (RET 0), put its file in place. */
+static int close_dest(struct mt_outfile *of, FILE *f, int ret)
+{
+	if (ret > 0)
+		ret = -EIO;
+	if (fflush(f) && !ret)
+		ret = -errno;
+	if (f == stdout)
+		return ret;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		mt_outfile_abort(of);
+		return ret;
+	}
+	return mt_outfile_commit(of);
 }
 
 int mt_render(const struct mt_output *outs, size_t n,
@@ -48,6 +90,7 @@ int mt_render(const struct mt_output *outs, size_t n,
 	      const struct mt_render_opts *o)
 {
 	for (size_t i = 0; i < n; i++) {
+		struct mt_outfile of;
 		bool first = true;
 		FILE *f;
 		int ret = 0;
@@ -65,9 +108,9 @@ int mt_render(const struct mt_output *outs, size_t n,
 				first = false;
 		if (!first)
 			continue;
-		f = outs[i].path ? fopen(outs[i].path, "we") : stdout;
-		if (!f)
-			return fail(outs[i].path, errno);
+		ret = open_dest(outs[i].path, &of, &f);
+		if (ret)
+			return fail(outs[i].path, ret);
 		for (size_t j = i; j < n && ret == 0; j++) {
 			if (outs[j].fmt == MT_FMT_PPROF ||
 			    !same_dest(outs[j].path, outs[i].path))
@@ -76,12 +119,9 @@ int mt_render(const struct mt_output *outs, size_t n,
 				fputc('\n', f);
 			ret = write_one(f, &outs[j], p, raw, o);
 		}
-		if (fflush(f) && !ret)
-			ret = -errno;
-		if (f != stdout && fclose(f) && !ret)
-			ret = -errno;
+		ret = close_dest(&of, f, ret);
 		if (ret)
-			return fail(outs[i].path, ret < 0 ? -ret : EIO);
+			return fail(outs[i].path, ret);
 	}
 	return 0;
 }

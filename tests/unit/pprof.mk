@@ -28,7 +28,7 @@ pprof-unit-bins: $(PPROF_UNIT_BIN) $(PPROF_UNIT_BIN)-asan
 ifneq ($(filter test_pprof,$(UNIT_TESTS)),)
 
 # unit.mk links $(filter %.o,$^) and its libreport.a (profile, frame,
-# itab): add the pprof objects and the generated protobuf code.
+# itab, outfile): add the pprof objects and the generated protobuf code.
 PPROF_UNIT_OBJS      := $(PPROF_UNIT_MODS:%=$(BUILD)/unit-objs/%.o)
 PPROF_UNIT_OBJS_ASAN := $(PPROF_UNIT_MODS:%=$(BUILD)/unit-objs-asan/%.o)
 
@@ -55,7 +55,7 @@ else
 PPROF_UNIT_SRCS := tests/unit/test_pprof.c \
                    $(PPROF_UNIT_MODS:%=src/report/%.c) \
                    src/report/profile.c src/report/frame.c src/report/itab.c \
-                   src/report/units.c
+                   src/report/units.c src/report/outfile.c
 
 $(PPROF_UNIT_BIN): $(PPROF_UNIT_SRCS) $(PPROF_UNIT_HDRS) $(PROTO_O)
 	@mkdir -p $(dir $@)
