@@ -250,3 +250,80 @@ def _small_maps():
           % (rep.inuse, want["inuse_space"]), details)
     check_eq(rep.freed, (rep.allocated[0] - rep.inuse[0], rep.allocated[1] - rep.inuse[1]),
              "freed = allocated - in use", details)
+
+
+# ---------------------------------------------------------------- output files
+
+NOBODY = 65534
+
+
+def sticky_dir(name):
+    """A fresh world-writable sticky directory, like /tmp."""
+    d = os.path.join(mtlib.TMPDIR, name)
+    os.makedirs(d)
+    os.chmod(mtlib.TMPDIR, 0o755)
+    os.chmod(d, 0o1777)
+    return d
+
+
+OUTPUT_FLAGS = (("-o", "{}"), ("--pprof", "{}"), ("--text={}",), ("--folded={}",))
+
+
+@test("cli.output.foreign_symlink", needs=("memtrace", "root"))
+def _foreign_symlink():
+    """A symlink another user planted in a sticky directory is not followed:
+    each output flag is refused with one line, and its target is intact."""
+    d = sticky_dir("planted")
+    victim = os.path.join(d, "victim")
+    with open(victim, "w") as f:
+        f.write("secret\n")
+    link = os.path.join(d, "report")
+    os.symlink(victim, link)
+    os.lchown(link, NOBODY, NOBODY)
+    for flag in OUTPUT_FLAGS:
+        args = [a.format(link) for a in flag] + ["-d", "1", "--", TRUE]
+        res = mtlib.run_memtrace(args, timeout=60)
+        mtlib.check_one_line_error(res, "memtrace %s (another user's symlink)" % " ".join(args),
+                                   mention=("symbolic link",))
+        with open(victim) as f:
+            check_eq(f.read(), "secret\n", "the symlink's target after memtrace %s" % " ".join(args))
+        check(os.path.islink(link), "the planted symlink is gone")
+        check_eq(sorted(os.listdir(d)), ["report", "victim"], "files in the directory")
+
+
+@test("cli.output.own_symlink", needs=("memtrace", "bpf"))
+def _own_symlink():
+    """A symlink of memtrace's own user is followed: the report replaces
+    its target, and the link stays."""
+    d = sticky_dir("ownlink")
+    target = os.path.join(d, "target.txt")
+    with open(target, "w") as f:
+        f.write("old\n")
+    link = os.path.join(d, "link.txt")
+    os.symlink(target, link)
+    res = mtlib.run_memtrace(["-o", link, "--", TRUE])
+    check_eq(res.rc, 0, "exit status", res.stderr)
+    check(os.path.islink(link), "the symlink was replaced")
+    with open(target) as f:
+        text = f.read()
+    check(text.startswith("memtrace %s heap profile\n" % mtlib.VERSION), "the link's target", text)
+    check_eq(sorted(os.listdir(d)), ["link.txt", "target.txt"], "files in the directory")
+
+
+@test("cli.output.none_on_failure", needs=("memtrace",))
+def _none_on_failure():
+    """A run that fails (no such process) creates no output file and
+    leaves an existing one as it was."""
+    d = sticky_dir("failed")
+    old = os.path.join(d, "old.txt")
+    with open(old, "w") as f:
+        f.write("previous report\n")
+    pid = mtlib.free_pid()
+    for flag in OUTPUT_FLAGS + (("-o", old),):
+        path = os.path.join(d, "new.out") if "{}" in "".join(flag) else old
+        args = [a.format(path) for a in flag] + ["-d", "1", "-p", str(pid)]
+        res = mtlib.run_memtrace(args, timeout=60)
+        check(res.rc != 0, "memtrace %s: exit status 0" % " ".join(args), res.stderr)
+        check_eq(sorted(os.listdir(d)), ["old.txt"], "files after memtrace %s" % " ".join(args))
+        with open(old) as f:
+            check_eq(f.read(), "previous report\n", "old.txt after memtrace %s" % " ".join(args))
