@@ -48,7 +48,8 @@ int mt_child_resolve(const char *file, char *path, size_t len)
 	return ret;
 }
 
-static void run_child(const char *exe, char **argv, int gate, int err)
+static void run_child(const char *exe, char **argv, int gate, int err,
+		      const struct mt_runas *runas)
 {
 	sigset_t none;
 	char c;
@@ -60,8 +61,11 @@ static void run_child(const char *exe, char **argv, int gate, int err)
 	if (read(gate, &c, 1) != 1)
 		_exit(127); /* memtrace gave up before releasing us */
 	close(gate);
-	execv(exe, argv);
-	e = errno;
+	e = -mt_runas_become(runas);
+	if (!e) {
+		execv(exe, argv);
+		e = errno;
+	}
 	if (write(err, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(127);
@@ -91,7 +95,7 @@ int mt_child_spawn(const char *exe, char **argv, struct mt_child *c)
 	if (c->pid == 0) {
 		close(gate[1]);
 		close(err[0]);
-		run_child(exe, argv, gate[0], err[1]);
+		run_child(exe, argv, gate[0], err[1], c->runas);
 	}
 	close(gate[0]);
 	close(err[1]);

@@ -10,11 +10,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "runas.h"
+
 struct mt_child {
 	pid_t pid;
 	int gate_fd;   /* write end: one byte lets the child exec */
 	int err_fd;    /* read end: errno of a failed exec, EOF on success */
 	bool ptraced;  /* seized, to read its mappings at exec and exit */
+	const struct mt_runas *runas; /* the user CMD runs as; NULL: ours */
 };
 
 /* Find FILE like execvp does; 0 and PATH filled, or -errno. */

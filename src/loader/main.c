@@ -23,6 +23,7 @@
 #include "options.h"
 #include "privs.h"
 #include "probes.h"
+#include "runas.h"
 #include "sampling_tables.h"
 #include "session.h"
 #include "blocks.h"
@@ -710,11 +711,18 @@ int main(int argc, char **argv)
 {
 	struct mt_options o;
 	struct target t = { .child = { .gate_fd = -1, .err_fd = -1 } };
+	static struct mt_runas runas; /* lives as long as the process */
 	int sigfd, ret = mt_options_parse(argc, argv, &o);
 
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	signal(SIGPIPE, SIG_IGN);
+	if (mt_runas_init(&runas))
+		return 2;
+	/* Under sudo, CMD and the files written are the invoking user's. */
+	if (runas.sudo)
+		mt_outfile_owner(runas.uid, runas.gid);
+	t.child.runas = o.as_root ? NULL : &runas;
 	if (check_outputs(&o))
 		return 1;
 	if (o.report_mode)

@@ -19,6 +19,7 @@ enum {
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
 	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
+	OPT_AS_ROOT,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -47,6 +48,7 @@ static const struct option long_opts[] = {
 	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
+	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -69,7 +71,10 @@ static void usage(FILE *f)
 "processes started later and processes in containers):\n"
 "  -p, --pid PID          attach to a running process (all its threads)\n"
 "  -- CMD [ARGS...]       start CMD, traced from its first allocation;\n"
-"                         memtrace exits with CMD's exit status\n"
+"                         memtrace exits with CMD's exit status.  Under\n"
+"                         sudo, CMD runs as the user who ran sudo\n"
+"                         (SUDO_UID, SUDO_GID, that user's groups)\n"
+"      --as-root          under sudo, run CMD as root instead\n"
 "  report FILE            render a saved pprof profile (memtrace's or Go's);\n"
 "                         needs no privileges\n"
 "Tracing:\n"
@@ -137,7 +142,8 @@ static void usage(FILE *f)
 "  sudo memtrace -p PID -d 30 --pprof heap.pb.gz --folded=heap.folded\n"
 "  memtrace report heap.pb.gz --metric alloc_space\n"
 "\n"
-"Tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.\n",
+"Tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE.  Under\n"
+"sudo, the files memtrace creates belong to the user who ran sudo.\n",
 		MT_DEFAULT_MAX_ALLOCS, MT_DEFAULT_MAX_STACKS,
 		MT_DEFAULT_MAX_UNWIND_ROWS);
 }
@@ -326,6 +332,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_COMM:
 		o->comm = arg;
 		return 0;
+	case OPT_AS_ROOT:
+		o->as_root = true;
+		return 0;
 	case OPT_ALLOCATOR:
 		if (strcmp(arg, "auto") != 0 && strcmp(arg, "libc") != 0 &&
 		    strcmp(arg, "jemalloc") != 0 && strcmp(arg, "tcmalloc") != 0 &&
@@ -425,6 +434,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 		return -1;
 	}
 	o->system_wide = !o->pid && !o->cmd;
+	if (o->as_root && !o->cmd) {
+		fprintf(stderr, "memtrace: --as-root is for -- CMD (the command memtrace starts)\n");
+		return -1;
+	}
 	return 0;
 }
 

@@ -327,3 +327,82 @@ def _none_on_failure():
         check_eq(sorted(os.listdir(d)), ["old.txt"], "files after memtrace %s" % " ".join(args))
         with open(old) as f:
             check_eq(f.read(), "previous report\n", "old.txt after memtrace %s" % " ".join(args))
+
+
+# ---------------------------------------------------------------- sudo
+
+SUDO_NOBODY = {"SUDO_UID": str(NOBODY), "SUDO_GID": str(NOBODY), "SUDO_USER": "nobody"}
+
+
+def sudo_env(extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUDO_")}
+    env.update(extra)
+    return env
+
+
+def ids_of(text):
+    """uid, gid and groups from `id -u; id -g; id -G` output."""
+    lines = text.split("\n")
+    return int(lines[0]), int(lines[1]), sorted(int(g) for g in lines[2].split())
+
+
+
+
+def run_ids_under(env, extra=()):
+    """memtrace -o FILE [extra] -- /usr/bin/id ..., three times for the three
+    questions; returns (uid, gid, groups) of CMD and the report's owner."""
+    d = os.path.join(mtlib.TMPDIR, "sudo.%d" % len(os.listdir(mtlib.TMPDIR)))
+    os.makedirs(d)
+    out = os.path.join(d, "report.txt")
+    got = []
+    for flag in ("-u", "-g", "-G"):
+        if os.path.exists(out):
+            os.unlink(out)
+        res = mtlib.run([mtlib.MEMTRACE, "-o", out] + list(extra) + ["--", "/usr/bin/id", flag],
+                        env=env, timeout=60)
+        check_eq(res.rc, 0, "memtrace %s -- id %s: exit status" % (" ".join(extra), flag), res.stderr)
+        got.append(res.stdout.strip())
+    st = os.stat(out)
+    return ids_of("\n".join(got)), (st.st_uid, st.st_gid)
+
+
+@test("cli.sudo.cmd_runs_as_invoking_user")
+def _sudo_user():
+    """Started through sudo (SUDO_UID/SUDO_GID/SUDO_USER of nobody), CMD
+    runs as nobody with nobody's groups, and the report file is nobody's."""
+    check_eq(os.geteuid(), 0, "these tests run as root")
+    ids, owner = run_ids_under(sudo_env(SUDO_NOBODY))
+    want_groups = sorted(set(os.getgrouplist("nobody", NOBODY)))
+    check_eq(ids, (NOBODY, NOBODY, want_groups), "CMD's uid, gid and groups under sudo")
+    check_eq(owner, (NOBODY, NOBODY), "the report file's owner under sudo")
+
+
+@test("cli.sudo.as_root")
+def _sudo_as_root():
+    """--as-root keeps CMD root; the report is still the invoking user's."""
+    ids, owner = run_ids_under(sudo_env(SUDO_NOBODY), extra=("--as-root",))
+    check_eq(ids[:2], (0, 0), "CMD's uid and gid with --as-root")
+    check(0 in ids[2], "CMD's groups with --as-root lack root's: %r" % (ids[2],))
+    check_eq(owner, (NOBODY, NOBODY), "the report file's owner with --as-root")
+
+
+@test("cli.sudo.not_under_sudo")
+def _not_sudo():
+    """Without SUDO_UID (or with SUDO_UID=0) CMD runs as memtrace's user."""
+    for extra in ({}, {"SUDO_UID": "0", "SUDO_GID": "0", "SUDO_USER": "root"}):
+        ids, owner = run_ids_under(sudo_env(extra))
+        check_eq(ids[:2], (os.geteuid(), os.getegid()), "CMD's uid and gid with %r" % extra)
+        check_eq(owner, (os.geteuid(), os.getegid()), "the report file's owner with %r" % extra)
+
+
+@test("cli.sudo.bad_env", needs=("memtrace", "root"))
+def _sudo_bad():
+    for bad in ({"SUDO_UID": "abc"}, {"SUDO_UID": "1000", "SUDO_GID": "-1"}):
+        res = mtlib.run([mtlib.MEMTRACE, "--", TRUE], env=sudo_env(bad), timeout=60)
+        mtlib.check_one_line_error(res, "memtrace with %r" % bad, mention=("SUDO_",))
+
+
+@test("cli.as_root_needs_cmd", needs=("memtrace",))
+def _as_root_needs_cmd():
+    res = mtlib.run_memtrace(["--as-root", "-p", "1"], timeout=30)
+    mtlib.check_one_line_error(res, "memtrace --as-root -p 1", mention=("--as-root",))
