@@ -23,6 +23,7 @@
 #include "options.h"
 #include "privs.h"
 #include "probes.h"
+#include "proc_state.h"
 #include "runas.h"
 #include "sampling_tables.h"
 #include "session.h"
@@ -227,6 +228,12 @@ static int attach_target(struct memleak_bpf *skel, enum mt_link_mode mode,
 	return ret;
 }
 
+static int exited_while_attaching(const struct target *t)
+{
+	return fail("pid %d (%s) exited while memtrace was attaching: nothing traced",
+		    (int)t->pid, t->comm);
+}
+
 /* Load, and attach to the target's allocator and new/delete. */
 static int start_target(const struct mt_options *o, const struct target *t,
 			struct memleak_bpf **skel, struct mt_probes *probes)
@@ -236,6 +243,8 @@ static int start_target(const struct mt_options *o, const struct target *t,
 
 	if (ret || err == -EPERM || err == -EACCES)
 		return 1;
+	if (err && !t->is_child && mt_proc_state(t->pid) != MT_PROC_RUNNING)
+		return exited_while_attaching(t);
 	if (err == -ENOENT)
 		return fail("%s defines no %smalloc: nothing to probe",
 			    alloc_name(t), o->symbol_prefix);
@@ -253,6 +262,8 @@ static int choose_allocator(const struct mt_options *o, struct target *t)
 	if (mt_allocator_choose(&t->objs, o->allocator, o->symbol_prefix,
 				&t->alloc) == 0)
 		return 0;
+	if (t->pid > 0 && mt_proc_state(t->pid) != MT_PROC_RUNNING)
+		return exited_while_attaching(t);
 	if (o->allocator)
 		return fail("no allocator '%s' with %smalloc in %s", o->allocator,
 			    o->symbol_prefix, t->comm);
@@ -263,6 +274,7 @@ static int choose_allocator(const struct mt_options *o, struct target *t)
 
 static int find_pid_target(const struct mt_options *o, struct target *t)
 {
+	enum mt_proc_state state;
 	int ret;
 
 	t->pid = tgid_of(o->pid);
@@ -271,7 +283,16 @@ static int find_pid_target(const struct mt_options *o, struct target *t)
 	if (t->pid == getpid())
 		return fail("memtrace cannot trace itself");
 	read_comm(t->pid, t->comm, sizeof(t->comm));
+	state = mt_proc_state(t->pid);
+	if (state == MT_PROC_KTHREAD)
+		return fail("pid %d (%s) is a kernel thread: it has no user-space allocator to trace",
+			    (int)t->pid, t->comm);
+	if (state == MT_PROC_ZOMBIE)
+		return fail("pid %d (%s) has exited (a zombie its parent has not reaped): nothing to trace",
+			    (int)t->pid, t->comm);
 	ret = mt_objects_of_pid(t->pid, &t->objs);
+	if (ret == -ESRCH && state == MT_PROC_RUNNING)
+		return exited_while_attaching(t);
 	if (ret == -ESRCH)
 		return fail("no such process: %d", (int)o->pid);
 	if (ret)
