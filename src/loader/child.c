@@ -13,12 +13,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static bool is_exec_file(const char *path)
+/* 0 for an executable file, else why not: -ENOENT, -EISDIR, -EACCES... */
+static int exec_file_error(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       access(path, X_OK) == 0;
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode) || access(path, X_OK))
+		return -EACCES;
+	return 0;
 }
 
 int mt_child_resolve(const char *file, char *path, size_t len)
@@ -30,7 +36,7 @@ int mt_child_resolve(const char *file, char *path, size_t len)
 	if (strchr(file, '/')) {
 		if ((size_t)snprintf(path, len, "%s", file) >= len)
 			return -ENAMETOOLONG;
-		return is_exec_file(path) ? 0 : -ENOENT;
+		return exec_file_error(path);
 	}
 	copy = strdup(dirs && *dirs ? dirs : "/usr/local/bin:/usr/bin:/bin");
 	if (!copy)
@@ -39,7 +45,7 @@ int mt_child_resolve(const char *file, char *path, size_t len)
 	     dir = strtok_r(NULL, ":", &save)) {
 		if ((size_t)snprintf(path, len, "%s/%s", *dir ? dir : ".", file) >= len)
 			continue;
-		if (is_exec_file(path)) {
+		if (exec_file_error(path) == 0) {
 			ret = 0;
 			break;
 		}

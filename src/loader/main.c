@@ -194,6 +194,9 @@ static int load_and_attach(const struct mt_options *o, struct memleak_bpf **skel
 		if (ret == -EPERM || ret == -EACCES)
 			return fail("not allowed to load BPF programs: need %s",
 				    MT_CAPS_NEEDED);
+		if (ret == -E2BIG)
+			return fail("cannot load the BPF program: a map is too large for this kernel (--max-allocs %u, --max-stacks %u): try smaller values",
+				    o->max_allocs, o->max_stacks);
 		if (ret)
 			return fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
 				    strerror(-ret));
@@ -307,6 +310,9 @@ static int start_cmd_target(const struct mt_options *o, struct target *t)
 	const char *base;
 	int ret = mt_child_resolve(o->cmd[0], exe, sizeof(exe));
 
+	if (ret == -EACCES || ret == -EISDIR)
+		return fail("cannot run '%s': %s", o->cmd[0],
+			    ret == -EISDIR ? "it is a directory" : "it is not an executable file");
 	if (ret)
 		return fail("cannot run '%s': %s", o->cmd[0], strerror(-ret));
 	/* The name the kernel will give it: the basename, cut to 15 bytes. */

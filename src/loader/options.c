@@ -23,6 +23,7 @@ enum {
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
+#define MT_MAX_HASH_ENTRIES (1L << 27)
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -280,7 +281,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 				   "expected bytes from 1 to 4G, e.g. 524288, 512K, 1M");
 		return 0;
 	case OPT_MAX_ALLOCS:
-		if (parse_long("--max-allocs", arg, 1, 1L << 28, &v))
+		/* The kernel's largest hash map: its bucket array (16 bytes per
+		 * power-of-two bucket) must stay under 4 GiB. */
+		if (parse_long("--max-allocs", arg, 1, MT_MAX_HASH_ENTRIES, &v))
 			return -1;
 		o->max_allocs = (uint32_t)v;
 		return 0;
@@ -372,7 +375,8 @@ static int resolve_outputs(struct mt_options *o)
 			primary = true;
 		}
 	}
-	if (!primary) {
+	/* The default report, unless every format asked for has a file. */
+	if (!primary && (o->noutputs == 0 || o->output)) {
 		bool pb = o->output && (ends_with(o->output, ".pb.gz") ||
 					ends_with(o->output, ".pb"));
 
@@ -441,6 +445,23 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 	return 0;
 }
 
+/* --leaks lists blocks older than --min-age; with -d they are younger. */
+static void warn_min_age(const struct mt_options *o, bool min_age_given)
+{
+	double min_age = (double)o->min_age_ns / 1e9;
+	bool leaks = false;
+
+	for (size_t i = 0; i < o->noutputs; i++)
+		leaks |= o->outputs[i].fmt == MT_FMT_LEAKS;
+	if (!leaks || o->report_mode || o->duration <= 0 || min_age < o->duration)
+		return;
+	if (o->cmd && !min_age_given) /* CMD usually exits first: all listed */
+		return;
+	fprintf(stderr, "memtrace: warning: --min-age %gs%s is not shorter than -d %gs: --leaks will list nothing%s\n",
+		min_age, min_age_given ? "" : " (the default)", o->duration,
+		o->cmd ? " unless CMD exits first" : "");
+}
+
 int mt_options_parse(int argc, char **argv, struct mt_options *o)
 {
 	/* Tracing stops at the first non-option (the command); report permutes. */
@@ -465,6 +486,13 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 			printf("memtrace %s\n", MEMTRACE_VERSION);
 			return 1;
 		}
+		/* "--pprof -- ./prog": getopt took the "--" as the file. */
+		if (optarg && strcmp(optarg, "--") == 0 && optind > 1 &&
+		    strcmp(argv[optind - 1], "--") == 0) {
+			fprintf(stderr, "memtrace: option '%s' needs a value before '--' (see --help)\n",
+				argv[optind - 2]);
+			return -1;
+		}
 		if (c == '?' || c == ':') {
 			fprintf(stderr, "memtrace: bad or incomplete option '%s' (see --help)\n",
 				argv[optind - 1]);
@@ -477,7 +505,8 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 		if (parse_one(c, optarg, o))
 			return -1;
 	}
-	if (check_target(o, argc, argv))
+	if (check_target(o, argc, argv) || resolve_outputs(o))
 		return -1;
-	return resolve_outputs(o);
+	warn_min_age(o, o->min_age_ns != DEFAULT_MIN_AGE_NS);
+	return 0;
 }

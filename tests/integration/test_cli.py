@@ -5,6 +5,7 @@ the default unit."""
 import os
 import shutil
 import subprocess
+import time
 
 import mtlib
 from mtlib import check, check_eq, test
@@ -406,3 +407,133 @@ def _sudo_bad():
 def _as_root_needs_cmd():
     res = mtlib.run_memtrace(["--as-root", "-p", "1"], timeout=30)
     mtlib.check_one_line_error(res, "memtrace --as-root -p 1", mention=("--as-root",))
+
+
+# ---------------------------------------------------------------- edges
+
+@test("cli.target_exits_while_attaching")
+def _exits_while_attaching():
+    """A target that exits while memtrace attaches (sleep of 0 to 80 ms; the
+    attach takes longer) is said to have exited, never to lack malloc."""
+    ended_early = 0
+    for i in range(10):
+        target = subprocess.Popen(["/bin/sleep", "%.3f" % (i * 0.008)])
+        try:
+            res = mtlib.run_memtrace(["-o", "/dev/null", "-p", str(target.pid)], timeout=60)
+        finally:
+            target.wait(10)
+        what = "memtrace -p PID of a sleep of %d ms" % (i * 8)
+        check("defines no" not in res.stderr and "nothing to probe" not in res.stderr,
+              "%s: the target's exit reported as a missing allocator" % what, res.stderr)
+        if res.rc == 0:
+            check("exited" in res.stderr, "%s: exit status 0 without 'exited'" % what, res.stderr)
+            continue
+        mtlib.check_one_line_error(res, what, mention=("exited", "no such process"))
+        ended_early += 1
+    check(ended_early > 0, "no target exited before memtrace had attached: the test exercised nothing")
+
+
+def kernel_thread():
+    """A kernel thread's pid (kthreadd is 2 outside pid namespaces)."""
+    for name in ["2"] + sorted(os.listdir("/proc")):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        flags = int(stat[stat.rindex(")") + 2:].split()[6])
+        if flags & 0x00200000:
+            return int(name)
+    raise mtlib.Skip("no kernel thread visible (a pid namespace)")
+
+
+@test("cli.kernel_thread", needs=("memtrace", "root"))
+def _kthread():
+    pid = kernel_thread()
+    res = mtlib.run_memtrace(["-d", "1", "-p", str(pid)], timeout=60)
+    mtlib.check_one_line_error(res, "memtrace -p %d (a kernel thread)" % pid, mention=("kernel thread",))
+
+
+@test("cli.zombie", needs=("memtrace", "root"))
+def _zombie():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        for _ in range(100):  # until it is a zombie
+            with open("/proc/%d/stat" % pid) as f:
+                stat = f.read()
+            if stat[stat.rindex(")") + 2] == "Z":
+                break
+            time.sleep(0.01)
+        res = mtlib.run_memtrace(["-d", "1", "-p", str(pid)], timeout=60)
+        mtlib.check_one_line_error(res, "memtrace -p %d (a zombie)" % pid, mention=("zombie",))
+    finally:
+        os.waitpid(pid, 0)
+
+
+@test("cli.option_value_is_double_dash", needs=("memtrace",))
+def _double_dash_value():
+    """`--pprof -- ./prog` does not write a file named '--'."""
+    for args in (["--pprof", "--", TRUE], ["-o", "--", TRUE], ["--comm", "--", TRUE]):
+        res = mtlib.run_memtrace(args, timeout=30)
+        mtlib.check_one_line_error(res, "memtrace " + " ".join(args), mention=(args[0],))
+        check(not os.path.exists("--"), "memtrace %s wrote a file named '--'" % " ".join(args))
+
+
+@test("cli.cmd_not_executable", needs=("memtrace", "root"))
+def _not_executable():
+    plain = os.path.join(mtlib.TMPDIR, "plain.txt")
+    with open(plain, "w") as f:
+        f.write("not a program\n")
+    os.chmod(plain, 0o644)
+    for path, words in ((plain, ("not an executable",)), ("/etc/passwd", ("not an executable",)),
+                        (mtlib.TMPDIR, ("is a directory",)),
+                        (os.path.join(mtlib.TMPDIR, "missing"), ("no such file",))):
+        res = mtlib.run_memtrace(["-d", "1", "--", path], timeout=60)
+        line = mtlib.check_one_line_error(res, "memtrace -- %s" % path, mention=words)
+        check(path in line, "the message does not name %s: %r" % (path, line))
+
+
+@test("cli.max_allocs_too_large", needs=("memtrace",))
+def _max_allocs_too_large():
+    """The largest hash map the kernel makes has 2^27 entries (its bucket
+    array must stay under 4 GiB): more is refused up front, saying what fits."""
+    res = mtlib.run_memtrace(["--max-allocs", str(1 << 28), "-d", "1", "--", TRUE], timeout=60)
+    mtlib.check_one_line_error(res, "memtrace --max-allocs 2^28", mention=(str(1 << 27),))
+
+
+@test("cli.no_stdout_when_all_outputs_have_files")
+def _no_stdout_report():
+    d = os.path.join(mtlib.TMPDIR, "allfiles")
+    os.makedirs(d)
+    for outs in ([("--pprof", os.path.join(d, "p.pb.gz")), ("--text=" + os.path.join(d, "t.txt"),)],
+                 [("--leaks=" + os.path.join(d, "l.txt"),)],
+                 [("--folded=" + os.path.join(d, "f.txt"),), ("--pprof", os.path.join(d, "q.pb.gz"))]):
+        args = [a for o in outs for a in o]
+        res = mtlib.run_memtrace(args + ["--", mtlib.prog_path("leaks")])
+        check_eq(res.rc, 0, "memtrace %s: exit status" % " ".join(args), res.stderr)
+        check_eq(res.stdout, "", "memtrace %s -- leaks: stdout (leaks prints nothing)" % " ".join(args))
+        for o in outs:
+            path = o[-1].split("=", 1)[-1]
+            check(os.path.getsize(path) > 0, "%s is empty" % path)
+
+
+@test("cli.min_age_longer_than_duration", needs=("memtrace", "root"))
+def _min_age_warning():
+    """--leaks with --min-age not shorter than -d can list nothing: warned;
+    with a shorter --min-age, no warning."""
+    w = mtlib.start_waiter()
+    try:
+        for args, warned in ((["--leaks", "--min-age", "30s", "-d", "1"], True),
+                             (["--leaks", "-d", "1"], True),  # the default 5 s
+                             (["--leaks", "--min-age", "500ms", "-d", "1"], False),
+                             (["--min-age", "30s", "-d", "1"], False)):  # no --leaks
+            res = mtlib.run_memtrace(args + ["-o", "/dev/null", "-p", str(w.pid)], timeout=60)
+            check_eq(res.rc, 0, "memtrace %s: exit status" % " ".join(args), res.stderr)
+            got = [l for l in res.stderr.splitlines() if "min-age" in l and "warning" in l]
+            check_eq(bool(got), warned, "memtrace %s warns about --min-age" % " ".join(args), res.stderr)
+    finally:
+        mtlib.kill_quietly(w)
