@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "allocator.h"
+#include "bpf_log.h"
 #include "child.h"
 #include "collect.h"
 #include "memleak.skel.h"
@@ -35,16 +36,6 @@
 #include "symbolize.h"
 #include "system.h"
 #include "unwinder.h"
-
-static bool verbose;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (!verbose || level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
 
 static int fail(const char *fmt, ...)
 {
@@ -186,7 +177,12 @@ static int load_and_attach(const struct mt_options *o, struct memleak_bpf **skel
 
 	*attach_err = 0;
 	for (; mode >= MT_LINK_PERF && ret == -EOPNOTSUPP; mode--) {
+		/* libbpf's warnings about an attempt that fails are dropped:
+		 * memtrace falls back, or says what failed itself. */
+		mt_bpf_log_hold();
 		ret = load_bpf(o, (enum mt_link_mode)mode, skel);
+		if (ret)
+			mt_bpf_log_release(false);
 		if (ret && mode != MT_LINK_PERF) {
 			ret = -EOPNOTSUPP;
 			continue;
@@ -201,6 +197,7 @@ static int load_and_attach(const struct mt_options *o, struct memleak_bpf **skel
 			return fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
 				    strerror(-ret));
 		ret = attach(*skel, (enum mt_link_mode)mode, ctx);
+		mt_bpf_log_release(ret == 0);
 		if (ret) {
 			memleak_bpf__destroy(*skel);
 			*skel = NULL;
@@ -754,8 +751,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.report_mode)
 		return report_file(&o);
-	verbose = o.verbose;
-	libbpf_set_print(libbpf_print);
+	mt_bpf_log_init(stderr, o.verbose);
 	if (!mt_privileged())
 		return fail("not enough privilege: tracing needs %s", MT_CAPS_NEEDED);
 	sigfd = mt_session_signals();

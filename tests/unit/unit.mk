@@ -116,3 +116,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # The operator new/delete forwarding tests need src/loader/forwarders.c.
 -include tests/unit/forwarders.mk
+
+# How libbpf's messages are shown (src/loader/bpf_log.c).
+-include tests/unit/bpf_log.mk
