@@ -19,6 +19,7 @@
 #include "bpf_log.h"
 #include "child.h"
 #include "collect.h"
+#include "keys.h"
 #include "memleak.skel.h"
 #include "modules.h"
 #include "options.h"
@@ -736,6 +737,7 @@ int main(int argc, char **argv)
 	struct mt_options o;
 	struct target t = { .child = { .gate_fd = -1, .err_fd = -1 } };
 	static struct mt_runas runas; /* lives as long as the process */
+	struct mt_keys keys = { 0 };
 	int sigfd, ret = mt_options_parse(argc, argv, &o);
 
 	if (ret)
@@ -757,14 +759,19 @@ int main(int argc, char **argv)
 	sigfd = mt_session_signals();
 	if (sigfd < 0)
 		return fail("cannot set up signal handling: %s", strerror(-sigfd));
+	/* A terminal is CMD's to read; with -p or system-wide, q stops. */
+	if (!o.cmd && mt_keys_start(&keys))
+		fprintf(stderr, "memtrace: press q or Enter to stop tracing (Ctrl-C also stops the rest of a pipeline)\n");
 	if (o.system_wide) {
 		ret = trace_system(&o, sigfd);
+		mt_keys_stop(&keys);
 		close(sigfd);
 		return ret;
 	}
 	ret = o.pid ? find_pid_target(&o, &t) : start_cmd_target(&o, &t);
 	if (!ret)
 		ret = trace(&o, &t, sigfd);
+	mt_keys_stop(&keys);
 	mt_objects_free(&t.objs);
 	if (ret && t.is_child && t.child.gate_fd >= 0)
 		mt_child_abort(&t.child);

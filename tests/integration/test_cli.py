@@ -9,7 +9,7 @@ import time
 
 import mtlib
 from mtlib import check, check_eq, test
-from programs import BY_NAME, totals
+from programs import BY_NAME, WAITER, totals
 
 TRUE = "/bin/true"
 
@@ -537,3 +537,154 @@ def _min_age_warning():
             check_eq(bool(got), warned, "memtrace %s warns about --min-age" % " ".join(args), res.stderr)
     finally:
         mtlib.kill_quietly(w)
+
+
+# ---------------------------------------------------------------- keys
+
+def wait_file(path, text, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(path) as f:
+                if text in f.read():
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def wait_child(pid, timeout):
+    """The exit status of child PID, or None (killed) after TIMEOUT."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got, status = os.waitpid(pid, os.WNOHANG)
+        if got:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return None
+
+
+def make_key_test(key, name):
+    @test("cli.keys.%s_stops_pipeline" % name)
+    def _t():
+        """README's `memtrace --folded | flamegraph.pl > out.svg` typed in a
+        terminal (a pty; sh runs the pipeline in the terminal's foreground
+        process group, as a shell does): the key stops memtrace alone, the
+        reader of the pipe gets the whole report, and the terminal gets its
+        settings back."""
+        import pty
+        import termios
+        w = mtlib.start_waiter()
+        d = os.path.join(mtlib.TMPDIR, "keys.%s" % name)
+        os.makedirs(d)
+        err, out = os.path.join(d, "stderr"), os.path.join(d, "out.folded")
+        pid, master = pty.fork()
+        if pid == 0:
+            try:
+                os.execv("/bin/sh", ["sh", "-c", '"$0" --folded -p "$1" 2>"$2" | cat > "$3"',
+                                     mtlib.MEMTRACE, str(w.pid), err, out])
+            finally:
+                os._exit(127)
+        try:
+            before = termios.tcgetattr(master)
+            check(wait_file(err, "memtrace: tracing", 60), "memtrace did not start tracing",
+                  open(err).read() if os.path.exists(err) else "")
+            w.send("go\n")
+            check(w.out.wait_for(lambda l: l.startswith("done"), 30) is not None, "waiter did not finish")
+            os.write(master, key)
+            status = wait_child(pid, 30)
+            pid = 0
+            with open(err) as f:
+                stderr = f.read()
+            check(status is not None, "the pipeline did not end within 30 s of the key", stderr)
+            check_eq(status, 0, "the pipeline's exit status", stderr)
+            check("q or Enter" in stderr, "memtrace did not say that q or Enter stops it", stderr)
+            with open(out) as f:
+                folded = f.read()
+            exp = WAITER
+            leakers = [n for n, fn in exp.funcs.items() if fn.inuse_space]
+            for fn in leakers:
+                check(any(fn in line.split(" ")[0].split(";") for line in folded.splitlines()),
+                      "%s is not in the folded stacks the pipe got" % fn, folded)
+            check_eq(termios.tcgetattr(master)[3] & (termios.ICANON | termios.ECHO),
+                     before[3] & (termios.ICANON | termios.ECHO),
+                     "the terminal's ICANON and ECHO after memtrace")
+        finally:
+            if pid:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            os.close(master)
+            mtlib.kill_quietly(w)
+
+
+make_key_test(b"q", "q")
+make_key_test(b"\r", "enter")
+
+
+@test("cli.keys.not_without_terminal")
+def _keys_no_tty():
+    """Without a terminal on stdin (a pipe), nothing is read from it: a
+    line on it does not stop memtrace, and no q is promised."""
+    w = mtlib.start_waiter()
+    try:
+        mt = mtlib.Bg([mtlib.MEMTRACE, "-o", "/dev/null", "-d", "3", "-p", str(w.pid)])
+        check(mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60) is not None,
+              "memtrace did not start", mt.details())
+        start = time.monotonic()
+        mt.send("q\n")
+        check_eq(mt.wait(30), 0, "memtrace's exit status", mt.details())
+        check(time.monotonic() - start > 2, "a q on a pipe stopped memtrace", mt.details())
+        check("q or Enter" not in mt.err.text(), "q promised without a terminal", mt.details())
+    finally:
+        mtlib.kill_quietly(w)
+
+
+# ---------------------------------------------------------------- exit status
+
+@test("cli.exit_codes")
+def _exit_codes():
+    """The exit statuses --help and the README document: 2 for a bad
+    command line, 1 when memtrace fails, 128+N for a CMD killed by signal N."""
+    out = os.path.join(mtlib.TMPDIR, "codes.txt")
+    for args, want in ((["--bogus-option", "--", TRUE], 2),
+                       (["-d", "abc", "--", TRUE], 2),
+                       (["--pprof", "--", TRUE], 2),
+                       (["-d", "1", "-p", str(mtlib.free_pid())], 1),
+                       (["-d", "1", "--", "/etc/passwd"], 1),
+                       (["-o", out, "--", "/usr/bin/python3", "-c", "import os; os.kill(os.getpid(), 15)"],
+                        128 + 15)):
+        res = mtlib.run_memtrace(args, timeout=60)
+        check_eq(res.rc, want, "exit status of memtrace %s" % " ".join(args), res.stderr)
+    res = mtlib.run_memtrace(["--help"])
+    for words in ("Exit status", "CMD's exit status", "2 (bad command line)", "leaves CMD running",
+                  "q or Enter", "--as-root"):
+        check(words in res.stdout, "--help does not say %r" % words, res.stdout)
+
+
+@test("cli.sigint_to_memtrace_leaves_cmd_running")
+def _sigint_leaves_cmd():
+    """SIGINT to memtrace alone (not to CMD's process group) stops tracing
+    and reports; CMD keeps running; memtrace exits 0 and says so."""
+    import signal
+    out = os.path.join(mtlib.TMPDIR, "left.txt")
+    mt = mtlib.Bg([mtlib.MEMTRACE, "-o", out, "--", "/bin/sleep", "60"])
+    line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing pid"), 60)
+    check(line is not None, "memtrace did not start", mt.details())
+    child = int(line.split()[3])
+    try:
+        mt.signal(signal.SIGINT)
+        check_eq(mt.wait(30), 0, "memtrace's exit status", mt.details())
+        check("left running" in mt.err.text(), "memtrace did not say CMD was left running", mt.details())
+        check(os.path.getsize(out) > 0, "no report written", mt.details())
+        os.kill(child, 0)  # raises if the sleep is gone
+        with open("/proc/%d/stat" % child) as f:
+            check(f.read().split(")")[1].split()[0] != "Z", "CMD exited")
+    finally:
+        try:
+            os.kill(child, 9)
+        except OSError:
+            pass
+        mt.kill()
