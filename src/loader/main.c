@@ -760,7 +760,7 @@ int main(int argc, char **argv)
 	if (sigfd < 0)
 		return fail("cannot set up signal handling: %s", strerror(-sigfd));
 	/* A terminal is CMD's to read; with -p or system-wide, q stops. */
-	if (!o.cmd && mt_keys_start(&keys))
+	if ((o.pid || o.system_wide) && mt_keys_start(&keys))
 		fprintf(stderr, "memtrace: press q or Enter to stop tracing (Ctrl-C also stops the rest of a pipeline)\n");
 	if (o.system_wide) {
 		ret = trace_system(&o, sigfd);

@@ -497,7 +497,7 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 			return 1;
 		}
 		/* "--pprof -- ./prog": getopt took the "--" as the file. */
-		if (optarg && strcmp(optarg, "--") == 0 && optind > 1 &&
+		if (optind >= 2 && optarg == argv[optind - 1] &&
 		    strcmp(argv[optind - 1], "--") == 0) {
 			fprintf(stderr, "memtrace: option '%s' needs a value before '--' (see --help)\n",
 				argv[optind - 2]);
