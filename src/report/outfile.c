@@ -139,11 +139,14 @@ static int resolve(const char *path, struct dest *d)
 			return -ELOOP;
 		if (d->st.st_uid != 0 && d->st.st_uid != owner())
 			return -MT_OUTFILE_EFOREIGN_LINK;
-		if (on_procfs(d->path)) {
+		if (on_procfs(d->path)) { /* a descriptor's: never replaced */
 			snprintf(d->path, sizeof(d->path), "%s", path);
 			if (stat(d->path, &d->st))
 				return -errno;
-			break;
+			if (S_ISDIR(d->st.st_mode))
+				return -EISDIR;
+			d->kind = DEST_IN_PLACE;
+			return 0;
 		}
 		ret = follow(d->path, sizeof(d->path));
 		if (ret)

@@ -294,6 +294,39 @@ static void test_devices_in_place(void **state)
 	close(pfd[0]);
 }
 
+/* `memtrace -o /dev/stdout >> log`: appended to the file, which is not
+ * replaced (nor is /dev/stdout). */
+static void test_stdout_to_file(void **state)
+{
+	struct mt_outfile f;
+	struct stat before, after;
+	int fd, saved, ret;
+
+	(void)state;
+	put(in_dir("log"), "earlier\n");
+	fd = open(in_dir("log"), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(stat(in_dir("log"), &before), 0);
+	saved = dup(1);
+	assert_int_equal(dup2(fd, 1), 1);
+	ret = mt_outfile_open(&f, "/dev/stdout");
+	if (!ret) {
+		assert_null(f.tmp);
+		write_all(&f, "report\n");
+		ret = mt_outfile_commit(&f);
+	}
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	assert_int_equal(ret, 0);
+	assert_string_equal(get(in_dir("log")), "earlier\nreport\n");
+	assert_int_equal(stat(in_dir("log"), &after), 0);
+	assert_int_equal(after.st_ino, before.st_ino);
+	assert_int_equal(lstat("/dev/stdout", &after), 0);
+	assert_true(S_ISLNK(after.st_mode));
+	assert_int_equal(entries(), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +339,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_owner_of_new_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_check_creates_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devices_in_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdout_to_file, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("outfile", tests, NULL, NULL);
