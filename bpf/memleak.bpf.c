@@ -45,6 +45,9 @@ const volatile __u64 sample_bytes = 0;
 const volatile __u32 log2_tab[MT_LOG2_STEPS + 1];
 const volatile __u32 g_tab[MT_G_ENTRIES];
 
+/* enum mt_trace_state, set by the loader through the skeleton's .bss. */
+volatile __u32 trace_state;
+
 /* Uprobe sessions (kernels from 6.13): is this the return half? */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
@@ -335,7 +338,9 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
 		f->depth++;
 		return RUN_RETURN;
 	}
-	count(MT_CNT_EVENTS, 1);
+	f->uncounted = trace_state != MT_TRACE_RECORDING;
+	if (!f->uncounted)
+		count(MT_CNT_EVENTS, 1);
 	f->freed_ptr = 0; /* a block freed before may come back now */
 	if (sample_bytes && kind != MT_CALL_DELETE)
 		sampled = sample(f, size);
@@ -372,7 +377,7 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 	struct mt_inflight *f = thread_state();
 
 	/* The allocator's own munmap (or free) inside a traced call. */
-	if (nested(f, sp))
+	if (nested(f, sp) || trace_state != MT_TRACE_RECORDING)
 		return 0;
 	if (cat == MT_CAT_MMAP) {
 		count(MT_CNT_EVENTS, 1);
@@ -459,8 +464,10 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	f = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (!f || f->depth == 0)
 		return 0;
-	if (--f->depth > 0)
+	if (--f->depth > 0 || trace_state != MT_TRACE_RECORDING)
 		return 0;
+	if (f->uncounted)
+		count(MT_CNT_EVENTS, 1); /* began before recording did */
 	kind = f->kind;
 	size = f->size;
 	arg = f->arg;
@@ -532,6 +539,8 @@ static __always_inline int on_return(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_entry)
 {
+	if (trace_state == MT_TRACE_STOPPED)
+		return 0;
 	on_entry(ctx, false);
 	return 0;
 }
@@ -540,6 +549,8 @@ int BPF_KPROBE(uprobe_entry)
 SEC("uretprobe")
 int BPF_KRETPROBE(uprobe_return)
 {
+	if (trace_state == MT_TRACE_STOPPED)
+		return 0;
 	return on_return(ctx);
 }
 
@@ -550,6 +561,8 @@ int BPF_KRETPROBE(uprobe_return)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_session)
 {
+	if (trace_state == MT_TRACE_STOPPED)
+		return bpf_session_is_return() ? 0 : SKIP_RETURN;
 	if (bpf_session_is_return())
 		return on_return(ctx);
 	return on_entry(ctx, true);

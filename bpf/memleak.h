@@ -149,6 +149,22 @@ struct mt_inflight {
 	__u64 sample_left;
 	__u32 sample_ready;  /* sample_left has been drawn */
 	__u32 sampled;       /* the call in flight is sampled */
+	/* The call in flight began before recording did (enum mt_trace_state):
+	 * its event is counted at its return, if it is recorded. */
+	__u32 uncounted;
+	__u32 pad;
+};
+
+/*
+ * Where tracing is (the BPF program's trace_state, set by the loader).  An
+ * allocation is recorded when its return is seen while RECORDING, a free
+ * when its entry is: the maps then describe what happened between two
+ * instants, although probes are attached and detached one at a time.
+ */
+enum mt_trace_state {
+	MT_TRACE_ATTACHING = 0, /* calls are followed, nothing is recorded */
+	MT_TRACE_RECORDING = 1,
+	MT_TRACE_STOPPED = 2,   /* every program returns at once */
 };
 
 /*

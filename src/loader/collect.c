@@ -12,6 +12,18 @@
 #include "map_walk.h"
 #include "memleak.skel.h"
 
+void mt_collect_start(struct memleak_bpf *skel)
+{
+	__atomic_store_n(&skel->bss->trace_state, MT_TRACE_RECORDING,
+			 __ATOMIC_SEQ_CST);
+}
+
+void mt_collect_stop(struct memleak_bpf *skel)
+{
+	__atomic_store_n(&skel->bss->trace_state, MT_TRACE_STOPPED,
+			 __ATOMIC_SEQ_CST);
+}
+
 static int read_counters(struct memleak_bpf *skel, uint64_t *out)
 {
 	int ncpus = libbpf_num_possible_cpus();

@@ -504,6 +504,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	 * maps, or will, gets its unwind table. */
 	mt_unwinder_add_objects(&uw, &t->objs);
 	mt_unwinder_wait(&uw);
+	mt_collect_start(skel); /* every probe is in place */
 	dl.skel = skel;
 	s.on_new_files = on_new_files;
 	s.ctx = &dl;
@@ -529,6 +530,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 		(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
 		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 	mt_session_run(&s);
+	mt_collect_stop(skel); /* the maps keep this instant */
 	/* Detach first, so the maps hold one consistent snapshot. */
 	snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
 	mt_probes_detach(&probes);
@@ -654,12 +656,14 @@ static int trace_system(const struct mt_options *o, int sigfd)
 		mt_system_free(&sys);
 		return 1;
 	}
+	mt_collect_start(skel); /* every probe is in place */
 	ctx.skel = skel;
 	s.wake_fd = mt_system_wake_fd(&sys, skel);
 	fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
 		sys.nprocs, sys.probed,
 		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 	mt_session_run(&s);
+	mt_collect_stop(skel); /* the maps keep this instant */
 	mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
 	mt_probes_detach(&probes);
 	ret = mt_collect(skel, &raw);
