@@ -567,3 +567,35 @@ int BPF_KPROBE(uprobe_session)
 		return on_return(ctx);
 	return on_entry(ctx, true);
 }
+
+/*
+ * Following processes.  An exec replaces a process's image: its name
+ * changes, and the blocks the old image held are gone with its address
+ * space.  "execs" keeps, per traced process, when it last exec'd and its
+ * new name: the loader releases its blocks allocated before (mt_collect).
+ * Its entry in "comms" goes, so that its first allocation after the exec
+ * names it again and tells the loader (new_pids), which then reads the
+ * mappings of the new image, its libraries loaded.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct mt_exec);
+} execs SEC(".maps");
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_exec e = { .ns = bpf_ktime_get_ns() };
+
+	if (trace_state != MT_TRACE_RECORDING ||
+	    !bpf_map_lookup_elem(&comms, &pid))
+		return 0;
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	bpf_map_update_elem(&execs, &pid, &e, BPF_ANY);
+	bpf_map_delete_elem(&comms, &pid);
+	return 0;
+}

@@ -134,6 +134,12 @@ struct mt_comm {
 	char comm[16];
 };
 
+/* A traced process exec'd: when (bpf_ktime_get_ns), and its new name. */
+struct mt_exec {
+	__u64 ns;
+	char comm[16];
+};
+
 /* Per-thread state from an allocator's entry to its return. */
 struct mt_inflight {
 	__u64 sp;     /* stack pointer at the outermost entry */

@@ -18,6 +18,7 @@
 #include "allocator.h"
 #include "child.h"
 #include "collect.h"
+#include "follow.h"
 #include "memleak.skel.h"
 #include "modules.h"
 #include "options.h"
@@ -356,10 +357,12 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		return fail("cannot read the BPF maps: %s", strerror(-ret));
 	}
 	mt_collect_count_frees(&raw);
+	/* The name it has now, if it exec'd. */
+	mt_follow_comm(skel, proc->pid, proc->comm, sizeof(proc->comm));
 	raw.procs = proc;
 	raw.nprocs = 1;
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
-		 (int)t->pid, t->comm);
+		 (int)t->pid, proc->comm);
 	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
 		 t->alloc.kind, alloc_name(t),
 		 cxx[0] ? "; C++ new/delete in " : "", cxx);
@@ -504,6 +507,16 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	 * maps, or will, gets its unwind table. */
 	mt_unwinder_add_objects(&uw, &t->objs);
 	mt_unwinder_wait(&uw);
+	ret = mt_follow_attach(skel);
+	if (ret) {
+		fail("cannot follow exec: %s", strerror(-ret));
+		if (t->is_child)
+			mt_session_reap(&s);
+		mt_unwinder_free(&uw);
+		mt_probes_detach(&probes);
+		memleak_bpf__destroy(skel);
+		return 1;
+	}
 	mt_collect_start(skel); /* every probe is in place */
 	dl.skel = skel;
 	s.on_new_files = on_new_files;
@@ -651,6 +664,15 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	ret = mt_unwinder_init(&uw, skel, o->unwind != MT_UNWIND_FP, o->verbose);
 	if (ret) {
 		fail("cannot map the unwind tables: %s", strerror(-ret));
+		mt_probes_detach(&probes);
+		memleak_bpf__destroy(skel);
+		mt_system_free(&sys);
+		return 1;
+	}
+	ret = mt_follow_attach(skel);
+	if (ret) {
+		fail("cannot follow exec: %s", strerror(-ret));
+		mt_unwinder_free(&uw);
 		mt_probes_detach(&probes);
 		memleak_bpf__destroy(skel);
 		mt_system_free(&sys);

@@ -16,6 +16,7 @@
 #include "allocator.h"
 #include "collect.h"
 #include "elf_syms.h"
+#include "follow.h"
 #include "memleak.skel.h"
 #include "modules.h"
 
@@ -144,29 +145,38 @@ static int add_proc(struct mt_system *sys, uint32_t pid)
 	return 0;
 }
 
+/* Take the name the BPF program knows process I by (it follows exec). */
+static void sync_comm(struct mt_system *sys, struct memleak_bpf *skel,
+		      size_t i)
+{
+	if (skel)
+		mt_follow_comm(skel, sys->procs[i].pid, sys->procs[i].comm,
+			       sizeof(sys->procs[i].comm));
+}
+
 /*
  * Processes that allocated but were never seen in /proc (they lived less
  * than a scan): known by the name the BPF program kept, without mappings.
+ * FD is the map of names (comms), or of the processes that exec'd.
  */
-static int add_unseen(struct mt_system *sys, int fd)
+static int add_unseen(struct mt_system *sys, struct memleak_bpf *skel, int fd)
 {
 	uint32_t key, next, *prev = NULL;
-	struct mt_comm c;
 	int ret = 0;
 
 	while (ret == 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		size_t i = sys->nprocs;
+
 		key = next;
 		prev = &key;
-		if (find_proc(sys, key) >= 0 || bpf_map_lookup_elem(fd, &key, &c))
+		if (find_proc(sys, key) >= 0)
 			continue;
 		ret = add_proc(sys, key);
 		if (ret == 0) {
-			memcpy(sys->procs[sys->nprocs - 1].comm, c.comm, sizeof(c.comm));
-			sys->procs[sys->nprocs - 1].comm[sizeof(c.comm) - 1] = '\0';
-			sys->alive[sys->nprocs - 1] = kill((pid_t)key, 0) == 0 ||
-						      errno != ESRCH;
-			if (sys->alive[sys->nprocs - 1])
-				mt_modules_refresh(&sys->procs[sys->nprocs - 1], false);
+			sync_comm(sys, skel, i);
+			sys->alive[i] = kill((pid_t)key, 0) == 0 || errno != ESRCH;
+			if (sys->alive[i])
+				mt_modules_refresh(&sys->procs[i], false);
 		}
 	}
 	return ret;
@@ -178,21 +188,29 @@ static int harvest(struct mt_system *sys, struct memleak_bpf *skel)
 	int fd = bpf_map__fd(skel->maps.comms);
 	uint32_t *pids;
 	size_t n = 0;
-	int ret = add_unseen(sys, fd);
+	int ret = add_unseen(sys, skel, fd);
 
+	if (!ret)
+		ret = add_unseen(sys, skel, bpf_map__fd(skel->maps.execs));
 	pids = malloc((sys->nprocs ? sys->nprocs : 1) * sizeof(*pids));
 	if (ret || !pids) {
 		free(pids);
 		return ret ? ret : -ENOMEM;
 	}
 	for (size_t i = 0; i < sys->nprocs; i++) {
+		sync_comm(sys, skel, i);
+		if (!sys->gone[i] && !sys->alive[i])
+			pids[n++] = sys->procs[i].pid;
+	}
+	ret = mt_collect_remove(skel, pids, n, &sys->dead);
+	/* Only what was collected is forgotten: after a failure, the next
+	 * scan tries again. */
+	for (size_t i = 0; i < sys->nprocs && ret == 0; i++) {
 		if (!sys->gone[i] && !sys->alive[i]) {
 			sys->gone[i] = true;
-			pids[n++] = sys->procs[i].pid;
 			bpf_map_delete_elem(fd, &sys->procs[i].pid);
 		}
 	}
-	ret = mt_collect_remove(skel, pids, n, &sys->dead);
 	free(pids);
 	return ret;
 }
@@ -253,12 +271,14 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 		i = (ssize_t)sys->nprocs - 1;
 	}
 	mt_modules_refresh(&sys->procs[i], false);
+	sync_comm(sys, sys->skel, (size_t)i); /* new, or it exec'd */
 	sys->alive[i] = true;
 	return 0;
 }
 
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel)
 {
+	sys->skel = skel;
 	sys->new_pids = ring_buffer__new(bpf_map__fd(skel->maps.new_pids),
 					 on_new_pid, sys, NULL);
 	if (!sys->new_pids)

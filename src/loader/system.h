@@ -30,7 +30,9 @@ struct mt_system {
 	size_t nprocs;
 	struct mt_raw_profile dead;  /* stacks and blocks of exited processes */
 	uint64_t last_scan_ns;
-	struct ring_buffer *new_pids; /* first allocations of new processes */
+	struct ring_buffer *new_pids; /* first allocations of new processes,
+					 and execs */
+	struct memleak_bpf *skel;    /* set by mt_system_wake_fd */
 };
 
 /*
