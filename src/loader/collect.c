@@ -387,7 +387,15 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 				  sizeof(struct mt_alloc_info), f, add_block, &c);
 	}
 	free(c.execs);
-	return ret ? ret : derive_frees(raw, s0, b0);
+	if (ret) {
+		/* Nothing read counts: the walks deleted nothing either. */
+		for (size_t i = s0; i < raw->nstacks; i++)
+			free(raw->stacks[i].ips);
+		raw->nstacks = s0;
+		raw->nblocks = b0;
+		return ret;
+	}
+	return derive_frees(raw, s0, b0);
 }
 
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)

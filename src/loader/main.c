@@ -549,6 +549,9 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	mt_probes_detach(&probes);
 	if (s.stop == MT_STOP_EXIT && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
+	if (s.stop == MT_STOP_ERROR)
+		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
+			strerror(s.error));
 	ret = report(o, skel, &proc, t, cxx, &s);
 	mt_unwinder_free(&uw);
 	memleak_bpf__destroy(skel);
@@ -686,6 +689,9 @@ static int trace_system(const struct mt_options *o, int sigfd)
 		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 	mt_session_run(&s);
 	mt_collect_stop(skel); /* the maps keep this instant */
+	if (s.stop == MT_STOP_ERROR)
+		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
+			strerror(s.error));
 	mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
 	mt_probes_detach(&probes);
 	ret = mt_collect(skel, &raw);

@@ -161,8 +161,11 @@ int mt_session_run(struct mt_session *s)
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
+		if (poll(fds, 3, timeout) < 0 && errno != EINTR) {
+			s->stop = MT_STOP_ERROR;
+			s->error = errno;
 			break;
+		}
 		if (s->is_child)
 			reap(s);
 		if (read_signals(s)) {

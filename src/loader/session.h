@@ -13,7 +13,7 @@
 
 #include "profile.h"
 
-enum mt_stop { MT_STOP_EXIT, MT_STOP_DURATION, MT_STOP_SIGNAL };
+enum mt_stop { MT_STOP_EXIT, MT_STOP_DURATION, MT_STOP_SIGNAL, MT_STOP_ERROR };
 
 struct mt_session {
 	struct mt_process *proc; /* target; its modules are refreshed; NULL:
@@ -38,6 +38,7 @@ struct mt_session {
 	/* results */
 	enum mt_stop stop;
 	int signo;               /* with MT_STOP_SIGNAL */
+	int error;               /* with MT_STOP_ERROR: errno of poll() */
 	bool exited;             /* the target is gone */
 	int exit_code;           /* child's exit code (128+signal if killed) */
 	double elapsed;          /* seconds traced */

@@ -116,3 +116,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # The operator new/delete forwarding tests need src/loader/forwarders.c.
 -include tests/unit/forwarders.mk
+
+# The BPF hash-map walk tests need src/loader/map_walk.c and libbpf.
+-include tests/unit/map_walk.mk
