@@ -535,11 +535,33 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * -- CMD follows its children (the default; not with --no-follow): the
+ * probes are then on every process, and the entry programs record only
+ * the processes in "followed": CMD, and every process forked by one in
+ * it (follow_fork, at the end).
+ */
+const volatile bool follow_only = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
+
+static __always_inline bool not_followed(void)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	return follow_only && !bpf_map_lookup_elem(&followed, &pid);
+}
+
 /* One entry program for every probed function (cookie: its kind). */
 SEC("uprobe")
 int BPF_KPROBE(uprobe_entry)
 {
-	if (trace_state == MT_TRACE_STOPPED)
+	if (trace_state == MT_TRACE_STOPPED || not_followed())
 		return 0;
 	on_entry(ctx, false);
 	return 0;
@@ -565,6 +587,8 @@ int BPF_KPROBE(uprobe_session)
 		return bpf_session_is_return() ? 0 : SKIP_RETURN;
 	if (bpf_session_is_return())
 		return on_return(ctx);
+	if (not_followed())
+		return SKIP_RETURN;
 	return on_entry(ctx, true);
 }
 
@@ -597,5 +621,22 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	bpf_map_update_elem(&execs, &pid, &e, BPF_ANY);
 	bpf_map_delete_elem(&comms, &pid);
+	return 0;
+}
+
+/*
+ * A process forked (fork, vfork, or clone of a process, not of a thread)
+ * by a followed one is followed too, from its first instruction.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (!follow_only || ptgid == ctgid ||
+	    !bpf_map_lookup_elem(&followed, &ptgid))
+		return 0;
+	bpf_map_update_elem(&followed, &ctgid, &one, BPF_ANY);
 	return 0;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* follow.c: following processes through exec (see follow.h). */
+/* follow.c: following processes through exec and fork (see follow.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,13 +11,29 @@
 #include "memleak.h"
 #include "memleak.skel.h"
 
-int mt_follow_attach(struct memleak_bpf *skel)
+int mt_follow_attach(struct memleak_bpf *skel, bool children)
 {
 	struct bpf_link *link = bpf_program__attach(skel->progs.follow_exec);
 
 	if (!link)
 		return -errno;
 	skel->links.follow_exec = link; /* destroyed with the skeleton */
+	if (!children)
+		return 0;
+	link = bpf_program__attach(skel->progs.follow_fork);
+	if (!link)
+		return -errno;
+	skel->links.follow_fork = link;
+	return 0;
+}
+
+int mt_follow_add(struct memleak_bpf *skel, uint32_t pid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.followed), &pid, &one,
+				BPF_ANY))
+		return -errno;
 	return 0;
 }
 

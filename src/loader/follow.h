@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * follow.h: following the traced processes through exec (the BPF
- * program's sched_process_exec tracepoint): a process that execs takes its
- * new name, and the blocks of its old image are released.
+ * follow.h: following the traced processes through exec and fork (the BPF
+ * program's sched_process_exec and sched_process_fork tracepoints): a
+ * process that execs takes its new name, and the blocks of its old image
+ * are released; with -- CMD, the processes CMD forks are traced too, and
+ * theirs, ...
  */
 #ifndef MEMTRACE_FOLLOW_H
 #define MEMTRACE_FOLLOW_H
@@ -13,8 +15,15 @@
 
 struct memleak_bpf;
 
-/* Attach the exec tracepoint.  Returns 0 or -errno. */
-int mt_follow_attach(struct memleak_bpf *skel);
+/*
+ * Attach the exec tracepoint, with CHILDREN the fork one too (for a
+ * program loaded with follow_only: then only the processes added with
+ * mt_follow_add, and those they fork, are traced).  Returns 0 or -errno.
+ */
+int mt_follow_attach(struct memleak_bpf *skel, bool children);
+
+/* Trace process PID and, with the fork tracepoint, its descendants. */
+int mt_follow_add(struct memleak_bpf *skel, uint32_t pid);
 
 /* The name the BPF program last saw process PID take (at its first
  * allocation, or at an exec since), into BUF (LEN bytes); false when it

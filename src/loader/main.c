@@ -98,6 +98,12 @@ struct target {
 	char comm[64];
 };
 
+/* -- CMD traces the processes CMD starts too, unless --no-follow. */
+static bool follows(const struct mt_options *o)
+{
+	return o->cmd && !o->no_follow;
+}
+
 /* Open and load the BPF object for links of MODE.  -errno. */
 static int load_bpf(const struct mt_options *o, enum mt_link_mode mode,
 		    struct memleak_bpf **out)
@@ -112,6 +118,7 @@ static int load_bpf(const struct mt_options *o, enum mt_link_mode mode,
 	skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
 	skel->rodata->probe_only = o->probe_only;
 	skel->rodata->self_tgid = (__u32)getpid();
+	skel->rodata->follow_only = follows(o);
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
@@ -217,7 +224,9 @@ static int attach_target(struct memleak_bpf *skel, enum mt_link_mode mode,
 			 void *arg)
 {
 	struct target_attach *c = arg;
-	int ret = mt_probes_attach(c->probes, skel, c->t->pid, &c->t->alloc,
+	/* Following its children: on every process, the BPF program picks. */
+	int ret = mt_probes_attach(c->probes, skel,
+				   follows(c->o) ? -1 : c->t->pid, &c->t->alloc,
 				   c->o->symbol_prefix, &c->t->objs, mode,
 				   c->o->mmap);
 
@@ -483,7 +492,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	struct mt_session s = {
 		.proc = &proc, .is_child = t->is_child,
 		.ptraced = t->child.ptraced, .duration = o->duration,
-		.sigfd = sigfd,
+		.sigfd = sigfd, .wake_fd = -1,
 	};
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
@@ -507,7 +516,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	 * maps, or will, gets its unwind table. */
 	mt_unwinder_add_objects(&uw, &t->objs);
 	mt_unwinder_wait(&uw);
-	ret = mt_follow_attach(skel);
+	ret = mt_follow_attach(skel, false);
 	if (ret) {
 		fail("cannot follow exec: %s", strerror(-ret));
 		if (t->is_child)
@@ -672,7 +681,7 @@ static int trace_system(const struct mt_options *o, int sigfd)
 		mt_system_free(&sys);
 		return 1;
 	}
-	ret = mt_follow_attach(skel);
+	ret = mt_follow_attach(skel, false);
 	if (ret) {
 		fail("cannot follow exec: %s", strerror(-ret));
 		mt_unwinder_free(&uw);
@@ -720,6 +729,142 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	return ret ? 1 : 0;
 }
 
+/* The name process PID has among SYS's (the last entry for it). */
+static const char *family_comm(const struct mt_system *sys, pid_t pid,
+			       const char *dflt)
+{
+	for (size_t i = sys->nprocs; i-- > 0;)
+		if (sys->procs[i].pid == (uint32_t)pid)
+			return sys->procs[i].comm;
+	return dflt;
+}
+
+/* Collect and render what the command and its descendants did. */
+static int report_family(const struct mt_options *o, struct memleak_bpf *skel,
+			 struct mt_system *sys, const struct target *t,
+			 const char *cxx, const struct mt_session *s)
+{
+	struct mt_raw_profile raw = { 0 };
+	struct mt_render_opts ropts = render_opts(o, s->exited);
+	int ret = mt_collect(skel, &raw);
+
+	if (!ret)
+		ret = move_raw(&raw, &sys->dead);
+	if (ret) {
+		mt_raw_profile_free(&raw);
+		return fail("cannot read the BPF maps: %s", strerror(-ret));
+	}
+	mt_collect_count_frees(&raw);
+	raw.procs = sys->procs;
+	raw.nprocs = sys->nprocs;
+	if (sys->nprocs > 1)
+		snprintf(raw.sum.target, sizeof(raw.sum.target),
+			 "pid %d (%s) and %zu process%s it started", (int)t->pid,
+			 family_comm(sys, t->pid, t->comm), sys->nprocs - 1,
+			 sys->nprocs > 2 ? "es" : "");
+	else
+		snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
+			 (int)t->pid, family_comm(sys, t->pid, t->comm));
+	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
+		 t->alloc.kind, alloc_name(t),
+		 cxx[0] ? "; C++ new/delete in " : "", cxx);
+	raw.sum.duration_s = s->elapsed;
+	raw.sum.stop_ns = s->stop_ns;
+	raw.sum.mmap_traced = o->mmap;
+	raw.sum.sample_bytes = o->sample_bytes;
+	ret = render_raw(o, &raw, &ropts);
+	/* render_raw left the procs alone: they are SYS's. */
+	return ret;
+}
+
+/* Set up following: the command's files are probed, it is followed. */
+static int start_family(struct mt_system *sys, struct memleak_bpf *skel,
+			const struct target *t, int *wake_fd)
+{
+	int ret = mt_system_mark_seen(sys, &t->objs);
+
+	if (!ret)
+		ret = mt_follow_add(skel, (uint32_t)t->pid);
+	if (!ret)
+		ret = mt_follow_attach(skel, true);
+	if (!ret) {
+		*wake_fd = mt_system_wake_fd(sys, skel);
+		ret = *wake_fd < 0 ? *wake_fd : 0;
+	}
+	return ret;
+}
+
+/*
+ * -- CMD following the processes it starts (fork, vfork, clone, and their
+ * execs): the probes are on every process and the BPF program records
+ * only CMD and its descendants; the system-wide machinery reads their
+ * mappings, probes allocator files they bring, and keeps what those that
+ * exit leave.  The report lists them as system-wide does.
+ */
+static int trace_family(const struct mt_options *o, struct target *t,
+			int sigfd)
+{
+	struct mt_process proc = { .pid = (uint32_t)t->pid };
+	struct mt_system sys = { .prefix = o->symbol_prefix,
+				 .only_followed = true };
+	struct mt_probes probes = { 0 };
+	struct memleak_bpf *skel = NULL;
+	struct system_ctx ctx = { &sys, NULL, &probes };
+	struct mt_session s = {
+		.proc = &proc, .is_child = true, .ptraced = t->child.ptraced,
+		.duration = o->duration, .sigfd = sigfd, .tick = system_tick,
+		.ctx = &ctx, .wake_fd = -1,
+	};
+	char cxx[sizeof(probes.cxx)];
+	int ret;
+
+	if (start_target(o, t, &skel, &probes))
+		return 1;
+	ctx.skel = skel;
+	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
+	ret = start_family(&sys, skel, t, &s.wake_fd);
+	if (ret) {
+		ret = fail("cannot follow the processes '%s' starts: %s",
+			   o->cmd[0], strerror(-ret));
+	} else {
+		mt_collect_start(skel); /* every probe is in place */
+		ret = mt_child_release(&t->child);
+		if (ret) {
+			fail("cannot run '%s': %s", o->cmd[0], strerror(-ret));
+			mt_session_reap(&s);
+			ret = 127;
+		}
+	}
+	if (!ret) {
+		fprintf(stderr, "memtrace: tracing pid %d (%s) and the processes it starts, %zu functions in %s; %s\n",
+			(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
+			o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
+		mt_session_run(&s);
+		mt_collect_stop(skel); /* the maps keep this instant */
+		if (s.stop == MT_STOP_ERROR)
+			fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
+				strerror(s.error));
+		snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
+		mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
+		mt_probes_detach(&probes);
+		ret = mt_system_adopt(&sys, &proc);
+		ret = ret ? fail("%s", strerror(-ret))
+			  : report_family(o, skel, &sys, t, cxx, &s);
+		if (!ret) {
+			mt_session_reap(&s);
+			if (!s.exited)
+				fprintf(stderr, "memtrace: pid %d (%s) left running\n",
+					(int)t->pid, t->comm);
+			ret = s.exited ? s.exit_code : 0;
+		}
+	}
+	mt_probes_detach(&probes);
+	memleak_bpf__destroy(skel);
+	free_process(&proc);
+	mt_system_free(&sys);
+	return ret;
+}
+
 /* Fail now, not after a long trace, when a report file cannot be written. */
 static int check_outputs(const struct mt_options *o)
 {
@@ -764,7 +909,8 @@ int main(int argc, char **argv)
 	}
 	ret = o.pid ? find_pid_target(&o, &t) : start_cmd_target(&o, &t);
 	if (!ret)
-		ret = trace(&o, &t, sigfd);
+		ret = follows(&o) ? trace_family(&o, &t, sigfd)
+				  : trace(&o, &t, sigfd);
 	mt_objects_free(&t.objs);
 	if (ret && t.is_child && t.child.gate_fd >= 0)
 		mt_child_abort(&t.child);

@@ -19,6 +19,7 @@ enum {
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
 	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
+	OPT_NO_FOLLOW,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -45,6 +46,7 @@ static const struct option long_opts[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
+	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -69,7 +71,10 @@ static void usage(FILE *f)
 "processes started later and processes in containers):\n"
 "  -p, --pid PID          attach to a running process (all its threads)\n"
 "  -- CMD [ARGS...]       start CMD, traced from its first allocation;\n"
-"                         memtrace exits with CMD's exit status\n"
+"                         memtrace exits with CMD's exit status.  The\n"
+"                         processes CMD starts (fork, vfork, clone, exec)\n"
+"                         are traced too, and theirs, each reported apart\n"
+"      --no-follow        with -- CMD: trace CMD alone, not what it starts\n"
 "  report FILE            render a saved pprof profile (memtrace's or Go's);\n"
 "                         needs no privileges\n"
 "Tracing:\n"
@@ -326,6 +331,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_COMM:
 		o->comm = arg;
 		return 0;
+	case OPT_NO_FOLLOW:
+		o->no_follow = true;
+		return 0;
 	case OPT_ALLOCATOR:
 		if (strcmp(arg, "auto") != 0 && strcmp(arg, "libc") != 0 &&
 		    strcmp(arg, "jemalloc") != 0 && strcmp(arg, "tcmalloc") != 0 &&
@@ -425,6 +433,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 		return -1;
 	}
 	o->system_wide = !o->pid && !o->cmd;
+	if (o->no_follow && !o->cmd) {
+		fprintf(stderr, "memtrace: --no-follow is for -- CMD (with -p or system-wide there are no children to follow)\n");
+		return -1;
+	}
 	return 0;
 }
 

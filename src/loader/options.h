@@ -21,6 +21,7 @@ struct mt_options {
 	const char *comm;      /* --comm: report only processes of that name */
 	pid_t only_pid;        /* report FILE -p PID: only that process */
 	char **cmd;            /* after "--"; NULL with -p */
+	bool no_follow;        /* --no-follow: CMD alone, not what it starts */
 	double duration;       /* -d seconds; 0: until stopped or target exit */
 	const char *output;    /* -o; NULL: stdout */
 	int top_n;             /* -n */

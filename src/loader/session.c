@@ -141,8 +141,9 @@ int mt_session_run(struct mt_session *s)
 	int pidfd = s->is_child || !s->proc ? -1 : open_pidfd((pid_t)s->proc->pid);
 	struct pollfd fds[3] = {
 		{ .fd = s->sigfd, .events = POLLIN },
-		/* the target's exit, or (system-wide) a new process */
-		{ .fd = s->proc ? pidfd : s->wake_fd, .events = POLLIN },
+		/* the target's exit, or (system-wide, or a command's
+		 * descendants) a new process */
+		{ .fd = pidfd >= 0 ? pidfd : s->wake_fd, .events = POLLIN },
 		/* poll() skips a negative descriptor */
 		{ .fd = s->on_tick ? s->tick_fd : -1, .events = POLLIN },
 	};
@@ -174,6 +175,8 @@ int mt_session_run(struct mt_session *s)
 		}
 		if (s->on_tick)
 			s->on_tick(s->tick_ctx);
+		if (s->tick)
+			s->tick(s->ctx);
 		if (!s->proc) {
 			/* System-wide: no one target to follow or outlive. */
 			if (s->on_new_files)

@@ -25,6 +25,9 @@ struct mt_session {
 	/* Called when the target has mapped new files (a dlopen), or on every
 	 * turn of the loop when system-wide; may be NULL. */
 	void (*on_new_files)(void *ctx);
+	/* Called on every turn of the loop (a command and its descendants:
+	 * the system-wide machinery); may be NULL. */
+	void (*tick)(void *ctx);
 	void *ctx;
 	/* Called on every turn of the loop (at least every 100 ms), and at
 	 * once when tick_fd (used only with on_tick) is readable; may be NULL. */
@@ -34,7 +37,8 @@ struct mt_session {
 	/* Called when the ptraced child has just exec'ed, before it runs
 	 * (its new image is mapped, its libraries not yet); may be NULL. */
 	void (*on_exec)(void *ctx, pid_t pid);
-	int wake_fd;             /* also wakes the loop when readable; -1: none */
+	int wake_fd;             /* also wakes the loop when readable; -1: none
+				    (not with -p, whose target's exit does) */
 	/* results */
 	enum mt_stop stop;
 	int signo;               /* with MT_STOP_SIGNAL */

@@ -104,6 +104,18 @@ static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 	return 0;
 }
 
+static void free_mods(struct mt_process *p)
+{
+	for (size_t m = 0; m < p->nmods; m++) {
+		free(p->mods[m].path);
+		if (p->mods[m].fd >= 0)
+			close(p->mods[m].fd);
+	}
+	free(p->mods);
+	p->mods = NULL;
+	p->nmods = 0;
+}
+
 static ssize_t find_proc(const struct mt_system *sys, uint32_t pid)
 {
 	for (size_t i = 0; i < sys->nprocs; i++)
@@ -215,6 +227,16 @@ static int harvest(struct mt_system *sys, struct memleak_bpf *skel)
 	return ret;
 }
 
+/* Is PID one of the processes looked at? */
+static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
+		     uint32_t pid)
+{
+	__u8 v;
+
+	return !sys->only_followed ||
+	       bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &v) == 0;
+}
+
 int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 		   struct mt_probes *probes)
 {
@@ -235,11 +257,12 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 		ssize_t i;
 
 		if (*end || pid == 0 || pid == (unsigned long)getpid() ||
+		    !followed(sys, skel, (uint32_t)pid) ||
 		    mt_objects_of_pid((pid_t)pid, &objs))
 			continue; /* not a process, memtrace, or gone */
 		ret = probe_new_files(sys, skel, probes, &objs, &uses);
 		mt_objects_free(&objs);
-		if (ret || !uses)
+		if (ret || !(uses || sys->only_followed))
 			continue;
 		i = find_proc(sys, (uint32_t)pid);
 		if (i < 0) {
@@ -295,16 +318,42 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 		mt_system_scan(sys, skel, probes);
 }
 
+int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs)
+{
+	for (size_t i = 0; i < objs->n; i++)
+		if (!mt_objects_has(&sys->seen, &objs->v[i]) &&
+		    mt_objects_add(&sys->seen, &objs->v[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+int mt_system_adopt(struct mt_system *sys, struct mt_process *proc)
+{
+	struct mt_process *p = NULL;
+	int ret;
+
+	for (size_t i = sys->nprocs; i-- > 0 && !p;)
+		if (sys->procs[i].pid == proc->pid)
+			p = &sys->procs[i];
+	if (!p) {
+		ret = add_proc(sys, proc->pid);
+		if (ret)
+			return ret;
+		p = &sys->procs[sys->nprocs - 1];
+		snprintf(p->comm, sizeof(p->comm), "%s", proc->comm);
+	}
+	free_mods(p);
+	p->mods = proc->mods;
+	p->nmods = proc->nmods;
+	proc->mods = NULL;
+	proc->nmods = 0;
+	return 0;
+}
+
 void mt_system_free(struct mt_system *sys)
 {
-	for (size_t i = 0; i < sys->nprocs; i++) {
-		for (size_t m = 0; m < sys->procs[i].nmods; m++) {
-			free(sys->procs[i].mods[m].path);
-			if (sys->procs[i].mods[m].fd >= 0)
-				close(sys->procs[i].mods[m].fd);
-		}
-		free(sys->procs[i].mods);
-	}
+	for (size_t i = 0; i < sys->nprocs; i++)
+		free_mods(&sys->procs[i]);
 	free(sys->procs);
 	if (sys->new_pids)
 		ring_buffer__free(sys->new_pids);

@@ -33,6 +33,10 @@ struct mt_system {
 	struct ring_buffer *new_pids; /* first allocations of new processes,
 					 and execs */
 	struct memleak_bpf *skel;    /* set by mt_system_wake_fd */
+	/* -- CMD following its children: only the processes in the BPF
+	 * program's "followed" map are looked at (and all of those,
+	 * whatever they map); false: every process using a probed file. */
+	bool only_followed;
 };
 
 /*
@@ -53,6 +57,19 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 
 /* A descriptor that becomes readable when a new process allocates; -errno. */
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel);
+
+/*
+ * OBJS are already probed (a command's, before it runs): remember them as
+ * looked at, so that scans do not probe them again.  Returns 0 or -ENOMEM.
+ */
+int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs);
+
+/*
+ * PROC's mappings (captured while it ran, with open files) replace those
+ * the scans kept for its pid, which is added when the scans never saw it.
+ * PROC's are moved (it is left empty).  Returns 0 or -ENOMEM.
+ */
+int mt_system_adopt(struct mt_system *sys, struct mt_process *proc);
 
 void mt_system_free(struct mt_system *sys);
 
