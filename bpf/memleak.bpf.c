@@ -547,7 +547,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MT_MAX_PROCS);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct mt_follow);
 } followed SEC(".maps");
 
 static __always_inline bool not_followed(void)
@@ -614,7 +614,10 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_exec e = { .ns = bpf_ktime_get_ns() };
+	struct mt_follow *f = bpf_map_lookup_elem(&followed, &pid);
 
+	if (f)
+		f->execd = 1; /* its own image now */
 	if (trace_state != MT_TRACE_RECORDING ||
 	    !bpf_map_lookup_elem(&comms, &pid))
 		return 0;
@@ -632,11 +635,11 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
-	__u8 one = 1;
+	struct mt_follow f = { .parent = ptgid };
 
 	if (!follow_only || ptgid == ctgid ||
 	    !bpf_map_lookup_elem(&followed, &ptgid))
 		return 0;
-	bpf_map_update_elem(&followed, &ctgid, &one, BPF_ANY);
+	bpf_map_update_elem(&followed, &ctgid, &f, BPF_ANY);
 	return 0;
 }

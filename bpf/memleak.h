@@ -140,6 +140,13 @@ struct mt_exec {
 	char comm[16];
 };
 
+/* A process -- CMD follows: who forked it (0: CMD itself), whether it
+ * exec'd since (until then it runs its parent's image). */
+struct mt_follow {
+	__u32 parent;
+	__u32 execd;
+};
+
 /* Per-thread state from an allocator's entry to its return. */
 struct mt_inflight {
 	__u64 sp;     /* stack pointer at the outermost entry */

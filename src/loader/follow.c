@@ -29,9 +29,9 @@ int mt_follow_attach(struct memleak_bpf *skel, bool children)
 
 int mt_follow_add(struct memleak_bpf *skel, uint32_t pid)
 {
-	__u8 one = 1;
+	struct mt_follow root = { 0, 0 };
 
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.followed), &pid, &one,
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.followed), &pid, &root,
 				BPF_ANY))
 		return -errno;
 	return 0;
@@ -49,5 +49,16 @@ bool mt_follow_comm(struct memleak_bpf *skel, uint32_t pid, char *buf,
 		snprintf(buf, len, "%.*s", (int)sizeof(e.comm), e.comm);
 	else
 		return false;
+	return true;
+}
+
+bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent)
+{
+	struct mt_follow f;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &f) ||
+	    f.execd || !f.parent)
+		return false;
+	*parent = f.parent;
 	return true;
 }

@@ -31,4 +31,11 @@ int mt_follow_add(struct memleak_bpf *skel, uint32_t pid);
 bool mt_follow_comm(struct memleak_bpf *skel, uint32_t pid, char *buf,
 		    size_t len);
 
+/*
+ * Process PID was forked by *PARENT and still runs its image (it has not
+ * exec'd): true.  False for CMD itself, for one that exec'd, or one not
+ * followed.
+ */
+bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent);
+
 #endif

@@ -777,6 +777,14 @@ static int report_family(const struct mt_options *o, struct memleak_bpf *skel,
 	return ret;
 }
 
+/* The command mapped new files (dlopen): look at them now. */
+static void family_new_files(void *arg)
+{
+	struct system_ctx *c = arg;
+
+	mt_system_scan(c->sys, c->skel, c->probes);
+}
+
 /* Set up following: the command's files are probed, it is followed. */
 static int start_family(struct mt_system *sys, struct memleak_bpf *skel,
 			const struct target *t, int *wake_fd)
@@ -813,7 +821,7 @@ static int trace_family(const struct mt_options *o, struct target *t,
 	struct mt_session s = {
 		.proc = &proc, .is_child = true, .ptraced = t->child.ptraced,
 		.duration = o->duration, .sigfd = sigfd, .tick = system_tick,
-		.ctx = &ctx, .wake_fd = -1,
+		.on_new_files = family_new_files, .ctx = &ctx, .wake_fd = -1,
 	};
 	char cxx[sizeof(probes.cxx)];
 	int ret;
@@ -844,10 +852,12 @@ static int trace_family(const struct mt_options *o, struct target *t,
 		if (s.stop == MT_STOP_ERROR)
 			fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 				strerror(s.error));
-		snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
 		mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
+		snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
 		mt_probes_detach(&probes);
 		ret = mt_system_adopt(&sys, &proc);
+		if (!ret)
+			ret = mt_system_inherit(&sys, skel);
 		ret = ret ? fail("%s", strerror(-ret))
 			  : report_family(o, skel, &sys, t, cxx, &s);
 		if (!ret) {

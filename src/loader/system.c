@@ -350,6 +350,61 @@ int mt_system_adopt(struct mt_system *sys, struct mt_process *proc)
 	return 0;
 }
 
+/* The last entry of process PID, or NULL. */
+static struct mt_process *last_of(struct mt_system *sys, uint32_t pid)
+{
+	for (size_t i = sys->nprocs; i-- > 0;)
+		if (sys->procs[i].pid == pid)
+			return &sys->procs[i];
+	return NULL;
+}
+
+/* Copy FROM's mappings into TO (which has none). */
+static int copy_mods(struct mt_process *to, const struct mt_process *from)
+{
+	to->mods = calloc(from->nmods, sizeof(*to->mods));
+	if (!to->mods)
+		return -ENOMEM;
+	for (size_t m = 0; m < from->nmods; m++) {
+		struct mt_module *d = &to->mods[to->nmods];
+
+		*d = from->mods[m];
+		d->path = strdup(from->mods[m].path);
+		d->fd = from->mods[m].fd >= 0 ? dup(from->mods[m].fd) : -1;
+		if (!d->path) {
+			if (d->fd >= 0)
+				close(d->fd);
+			return -ENOMEM;
+		}
+		to->nmods++;
+	}
+	return 0;
+}
+
+int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < sys->nprocs && ret == 0; i++) {
+		struct mt_process *p = &sys->procs[i], *from = NULL;
+		uint32_t pid = p->pid, parent;
+
+		/* Up the line of forks, to the first process whose mappings
+		 * were read (bounded: a fork cannot make a cycle, but pids
+		 * are reused). */
+		for (int up = 0; up < 64 && !p->nmods && !from &&
+				 mt_follow_parent(skel, pid, &parent); up++) {
+			from = last_of(sys, parent);
+			if (from && !from->nmods)
+				from = NULL;
+			pid = parent;
+		}
+		if (from)
+			ret = copy_mods(p, from);
+	}
+	return ret;
+}
+
 void mt_system_free(struct mt_system *sys)
 {
 	for (size_t i = 0; i < sys->nprocs; i++)

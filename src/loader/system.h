@@ -71,6 +71,13 @@ int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs);
  */
 int mt_system_adopt(struct mt_system *sys, struct mt_process *proc);
 
+/*
+ * A followed process that exited before its mappings could be read, and
+ * had not exec'd, ran its parent's image: it gets the mappings of the
+ * nearest ancestor whose were read.  Returns 0 or -ENOMEM.
+ */
+int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel);
+
 void mt_system_free(struct mt_system *sys);
 
 #endif
