@@ -614,10 +614,7 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_exec e = { .ns = bpf_ktime_get_ns() };
-	struct mt_follow *f = bpf_map_lookup_elem(&followed, &pid);
 
-	if (f)
-		f->execd = 1; /* its own image now */
 	if (trace_state != MT_TRACE_RECORDING ||
 	    !bpf_map_lookup_elem(&comms, &pid))
 		return 0;

@@ -140,11 +140,10 @@ struct mt_exec {
 	char comm[16];
 };
 
-/* A process -- CMD follows: who forked it (0: CMD itself), whether it
- * exec'd since (until then it runs its parent's image). */
+/* A process -- CMD follows: who forked it (0: CMD itself). */
 struct mt_follow {
 	__u32 parent;
-	__u32 execd;
+	__u32 pad;
 };
 
 /* Per-thread state from an allocator's entry to its return. */

@@ -15,6 +15,8 @@ struct mt_child {
 	int gate_fd;   /* write end: one byte lets the child exec */
 	int err_fd;    /* read end: errno of a failed exec, EOF on success */
 	bool ptraced;  /* seized, to read its mappings at exec and exit */
+	bool follow;   /* set before spawning: the processes it forks are
+			  seized too (their exit stops, for their mappings) */
 };
 
 /* Find FILE like execvp does; 0 and PATH filled, or -errno. */

@@ -57,7 +57,7 @@ bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent)
 	struct mt_follow f;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &f) ||
-	    f.execd || !f.parent)
+	    !f.parent)
 		return false;
 	*parent = f.parent;
 	return true;

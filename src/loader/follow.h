@@ -32,9 +32,8 @@ bool mt_follow_comm(struct memleak_bpf *skel, uint32_t pid, char *buf,
 		    size_t len);
 
 /*
- * Process PID was forked by *PARENT and still runs its image (it has not
- * exec'd): true.  False for CMD itself, for one that exec'd, or one not
- * followed.
+ * Process PID was forked by *PARENT (and ran its image, at least until an
+ * exec): true.  False for CMD itself, or a process not followed.
  */
 bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent);
 

@@ -305,6 +305,7 @@ static int start_cmd_target(const struct mt_options *o, struct target *t)
 		return fail("cannot read '%s': %s", exe, strerror(-ret));
 	if (choose_allocator(o, t))
 		return 1;
+	t->child.follow = follows(o);
 	ret = mt_child_spawn(exe, o->cmd, &t->child);
 	if (ret)
 		return fail("cannot start '%s': %s", exe, strerror(-ret));
@@ -785,6 +786,14 @@ static void family_new_files(void *arg)
 	mt_system_scan(c->sys, c->skel, c->probes);
 }
 
+/* A descendant stops at its exit: its mappings, while they are there. */
+static void family_exit_stop(void *arg, pid_t pid)
+{
+	struct system_ctx *c = arg;
+
+	mt_system_read_maps(c->sys, (uint32_t)pid);
+}
+
 /* Set up following: the command's files are probed, it is followed. */
 static int start_family(struct mt_system *sys, struct memleak_bpf *skel,
 			const struct target *t, int *wake_fd)
@@ -822,6 +831,7 @@ static int trace_family(const struct mt_options *o, struct target *t,
 		.proc = &proc, .is_child = true, .ptraced = t->child.ptraced,
 		.duration = o->duration, .sigfd = sigfd, .tick = system_tick,
 		.on_new_files = family_new_files, .ctx = &ctx, .wake_fd = -1,
+		.on_exit_stop = family_exit_stop, .follow = true,
 	};
 	char cxx[sizeof(probes.cxx)];
 	int ret;

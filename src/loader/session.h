@@ -28,6 +28,10 @@ struct mt_session {
 	/* Called on every turn of the loop (a command and its descendants:
 	 * the system-wide machinery); may be NULL. */
 	void (*tick)(void *ctx);
+	/* Following the child's descendants (they are seized too): called
+	 * when one of them, process PID, stops at its exit; may be NULL. */
+	void (*on_exit_stop)(void *ctx, pid_t pid);
+	bool follow;             /* reap and resume the descendants too */
 	void *ctx;
 	/* Called on every turn of the loop (at least every 100 ms), and at
 	 * once when tick_fd (used only with on_tick) is readable; may be NULL. */

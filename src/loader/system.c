@@ -299,6 +299,19 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+void mt_system_read_maps(struct mt_system *sys, uint32_t pid)
+{
+	ssize_t i = find_proc(sys, pid);
+
+	if (i < 0) {
+		if (add_proc(sys, pid))
+			return;
+		i = (ssize_t)sys->nprocs - 1;
+	}
+	mt_modules_refresh(&sys->procs[i], false);
+	sys->alive[i] = true;
+}
+
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel)
 {
 	sys->skel = skel;
@@ -359,24 +372,36 @@ static struct mt_process *last_of(struct mt_system *sys, uint32_t pid)
 	return NULL;
 }
 
-/* Copy FROM's mappings into TO (which has none). */
-static int copy_mods(struct mt_process *to, const struct mt_process *from)
+/* Does module M overlap one of P's? */
+static bool overlaps(const struct mt_process *p, const struct mt_module *m)
 {
-	to->mods = calloc(from->nmods, sizeof(*to->mods));
-	if (!to->mods)
-		return -ENOMEM;
-	for (size_t m = 0; m < from->nmods; m++) {
-		struct mt_module *d = &to->mods[to->nmods];
+	for (size_t i = 0; i < p->nmods; i++)
+		if (m->start < p->mods[i].end && p->mods[i].start < m->end)
+			return true;
+	return false;
+}
 
-		*d = from->mods[m];
-		d->path = strdup(from->mods[m].path);
-		d->fd = from->mods[m].fd >= 0 ? dup(from->mods[m].fd) : -1;
-		if (!d->path) {
-			if (d->fd >= 0)
-				close(d->fd);
+/* Add to TO FROM's mappings that overlap none of TO's. */
+static int merge_mods(struct mt_process *to, const struct mt_process *from)
+{
+	struct mt_module *nv = realloc(to->mods, (to->nmods + from->nmods) *
+					       sizeof(*nv));
+	size_t own = to->nmods;
+
+	if (!nv)
+		return -ENOMEM;
+	to->mods = nv;
+	for (size_t m = 0; m < from->nmods; m++) {
+		struct mt_module d = from->mods[m];
+		struct mt_process mine = { .mods = to->mods, .nmods = own };
+
+		if (overlaps(&mine, &d))
+			continue;
+		d.path = strdup(d.path);
+		if (!d.path)
 			return -ENOMEM;
-		}
-		to->nmods++;
+		d.fd = d.fd >= 0 ? dup(d.fd) : -1;
+		to->mods[to->nmods++] = d;
 	}
 	return 0;
 }
@@ -392,7 +417,7 @@ int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel)
 		/* Up the line of forks, to the first process whose mappings
 		 * were read (bounded: a fork cannot make a cycle, but pids
 		 * are reused). */
-		for (int up = 0; up < 64 && !p->nmods && !from &&
+		for (int up = 0; up < 64 && !from &&
 				 mt_follow_parent(skel, pid, &parent); up++) {
 			from = last_of(sys, parent);
 			if (from && !from->nmods)
@@ -400,7 +425,7 @@ int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel)
 			pid = parent;
 		}
 		if (from)
-			ret = copy_mods(p, from);
+			ret = merge_mods(p, from);
 	}
 	return ret;
 }

@@ -55,6 +55,12 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 		    struct mt_probes *probes);
 
+/*
+ * Read the mappings of process PID now (it stops at its exit, its image
+ * still there), following it from now on if it was not.
+ */
+void mt_system_read_maps(struct mt_system *sys, uint32_t pid);
+
 /* A descriptor that becomes readable when a new process allocates; -errno. */
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel);
 
@@ -72,9 +78,11 @@ int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs);
 int mt_system_adopt(struct mt_system *sys, struct mt_process *proc);
 
 /*
- * A followed process that exited before its mappings could be read, and
- * had not exec'd, ran its parent's image: it gets the mappings of the
- * nearest ancestor whose were read.  Returns 0 or -ENOMEM.
+ * A followed process ran its parent's image from its fork to its exec (if
+ * any): it gets the mappings of the nearest ancestor whose were read,
+ * those that overlap none of its own.  That symbolises what a forked
+ * process allocated before its exec, and all of one that exited before
+ * its own mappings could be read.  Returns 0 or -ENOMEM.
  */
 int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel);
 
