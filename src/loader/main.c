@@ -786,6 +786,38 @@ static void family_new_files(void *arg)
 	mt_system_scan(c->sys, c->skel, c->probes);
 }
 
+/* Every turn of the session loop: new processes, exits, new files. */
+static void family_tick(void *arg)
+{
+	struct system_ctx *c = arg;
+
+	mt_system_tick(c->sys, c->skel, c->probes);
+}
+
+/*
+ * The command or one of its descendants exec'ed, and stops before its new
+ * image runs: that image's files get their unwind tables now, as the
+ * command's did at the gate.
+ */
+static void family_exec(void *arg, pid_t pid)
+{
+	struct system_ctx *c = arg;
+	struct mt_objects objs;
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if (mt_objects_of_exe(exe, &objs))
+		return;
+	mt_unwinder_add_objects(c->uw, &objs);
+	mt_unwinder_wait(c->uw);
+	mt_objects_free(&objs);
+}
+
 /* A descendant stops at its exit: its mappings, while they are there. */
 static void family_exit_stop(void *arg, pid_t pid)
 {
@@ -826,12 +858,14 @@ static int trace_family(const struct mt_options *o, struct target *t,
 				 .only_followed = true };
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
-	struct system_ctx ctx = { &sys, NULL, &probes };
+	struct mt_unwinder uw;
+	struct system_ctx ctx = { &sys, NULL, &probes, &uw };
 	struct mt_session s = {
 		.proc = &proc, .is_child = true, .ptraced = t->child.ptraced,
-		.duration = o->duration, .sigfd = sigfd, .tick = system_tick,
+		.duration = o->duration, .sigfd = sigfd, .tick = family_tick,
 		.on_new_files = family_new_files, .ctx = &ctx, .wake_fd = -1,
 		.on_exit_stop = family_exit_stop, .follow = true,
+		.on_exec = family_exec, .on_tick = unwinder_tick, .tick_ctx = &uw,
 	};
 	char cxx[sizeof(probes.cxx)];
 	int ret;
@@ -840,10 +874,21 @@ static int trace_family(const struct mt_options *o, struct target *t,
 		return 1;
 	ctx.skel = skel;
 	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
-	ret = start_family(&sys, skel, t, &s.wake_fd);
+	ret = mt_unwinder_init(&uw, skel, o->unwind != MT_UNWIND_FP, o->verbose);
 	if (ret) {
-		ret = fail("cannot follow the processes '%s' starts: %s",
-			   o->cmd[0], strerror(-ret));
+		ret = fail("cannot map the unwind tables: %s", strerror(-ret));
+	} else {
+		/* Every file the command maps, or will, before it runs. */
+		mt_unwinder_add_objects(&uw, &t->objs);
+		mt_unwinder_wait(&uw);
+		s.tick_fd = mt_unwinder_fd(&uw);
+		ret = start_family(&sys, skel, t, &s.wake_fd);
+		if (ret)
+			ret = fail("cannot follow the processes '%s' starts: %s",
+				   o->cmd[0], strerror(-ret));
+	}
+	if (ret) {
+		mt_session_reap(&s);
 	} else {
 		mt_collect_start(skel); /* every probe is in place */
 		ret = mt_child_release(&t->child);
@@ -879,6 +924,7 @@ static int trace_family(const struct mt_options *o, struct target *t,
 		}
 	}
 	mt_probes_detach(&probes);
+	mt_unwinder_free(&uw);
 	memleak_bpf__destroy(skel);
 	free_process(&proc);
 	mt_system_free(&sys);
