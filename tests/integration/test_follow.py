@@ -168,3 +168,10 @@ def _no_follow():
     check_eq(rep.started, 0, "processes it started (target line)", details)
     check_eq(sorted(pids), [r["tree0"]], "pids in the raw profile", details)
     check_eq(pids[r["tree0"]], expected(d["LEAK_TREE"], d["CHURN"]), "tree0: allocated/freed", details)
+
+
+@test("follow.no_follow_needs_cmd", needs=("memtrace",))
+def _no_follow_needs_cmd():
+    for args in (["--no-follow", "-p", "1"], ["--no-follow", "-d", "1"]):
+        res = mtlib.run_memtrace(args)
+        mtlib.check_one_line_error(res, " ".join(args), mention=["--no-follow"])
