@@ -224,9 +224,7 @@ static int attach_target(struct memleak_bpf *skel, enum mt_link_mode mode,
 			 void *arg)
 {
 	struct target_attach *c = arg;
-	/* Following its children: on every process, the BPF program picks. */
-	int ret = mt_probes_attach(c->probes, skel,
-				   follows(c->o) ? -1 : c->t->pid, &c->t->alloc,
+	int ret = mt_probes_attach(c->probes, skel, c->t->pid, &c->t->alloc,
 				   c->o->symbol_prefix, &c->t->objs, mode,
 				   c->o->mmap);
 
@@ -605,6 +603,7 @@ struct system_ctx {
 	struct memleak_bpf *skel;
 	struct mt_probes *probes;
 	struct mt_unwinder *uw;
+	pid_t cmd_pid;          /* following -- CMD: its pid; 0 system-wide */
 };
 
 static void system_tick(void *arg)
@@ -662,7 +661,7 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
 	struct mt_unwinder uw;
-	struct system_ctx ctx = { &sys, NULL, &probes, &uw };
+	struct system_ctx ctx = { &sys, NULL, &probes, &uw, 0 };
 	struct mt_session s = { .duration = o->duration, .sigfd = sigfd,
 				.on_new_files = system_tick, .ctx = &ctx,
 				.wake_fd = -1 };
@@ -782,7 +781,14 @@ static int report_family(const struct mt_options *o, struct memleak_bpf *skel,
 static void family_new_files(void *arg)
 {
 	struct system_ctx *c = arg;
+	struct mt_objects now;
 
+	/* Their unwind tables, as without following (on_new_files). */
+	if (mt_objects_of_pid(c->cmd_pid, &now) == 0) {
+		mt_unwinder_add_objects(c->uw, &now);
+		mt_unwinder_forget(c->uw, c->cmd_pid);
+		mt_objects_free(&now);
+	}
 	mt_system_scan(c->sys, c->skel, c->probes);
 }
 
@@ -826,12 +832,22 @@ static void family_exit_stop(void *arg, pid_t pid)
 	mt_system_read_maps(c->sys, (uint32_t)pid);
 }
 
-/* Set up following: the command's files are probed, it is followed. */
-static int start_family(struct mt_system *sys, struct memleak_bpf *skel,
-			const struct target *t, int *wake_fd)
+/*
+ * Set up following: the command's files are probed for every process
+ * (the BPF program picks the followed ones), and it is followed.
+ */
+static int start_family(const struct mt_options *o, struct mt_system *sys,
+			struct memleak_bpf *skel, const struct target *t,
+			struct mt_probes *probes, int *wake_fd)
 {
-	int ret = mt_system_mark_seen(sys, &t->objs);
+	enum mt_link_mode mode = probes->mode;
+	int ret;
 
+	mt_probes_detach(probes);
+	ret = mt_probes_attach(probes, skel, -1, &t->alloc, o->symbol_prefix,
+			       &t->objs, mode, o->mmap);
+	if (!ret)
+		ret = mt_system_mark_seen(sys, &t->objs);
 	if (!ret)
 		ret = mt_follow_add(skel, (uint32_t)t->pid);
 	if (!ret)
@@ -859,7 +875,7 @@ static int trace_family(const struct mt_options *o, struct target *t,
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
 	struct mt_unwinder uw;
-	struct system_ctx ctx = { &sys, NULL, &probes, &uw };
+	struct system_ctx ctx = { &sys, NULL, &probes, &uw, t->pid };
 	struct mt_session s = {
 		.proc = &proc, .is_child = true, .ptraced = t->child.ptraced,
 		.duration = o->duration, .sigfd = sigfd, .tick = family_tick,
@@ -878,11 +894,13 @@ static int trace_family(const struct mt_options *o, struct target *t,
 	if (ret) {
 		ret = fail("cannot map the unwind tables: %s", strerror(-ret));
 	} else {
-		/* Every file the command maps, or will, before it runs. */
+		/* Every file the command maps, or will, before it runs; while
+		 * the probes are still the command's alone (on every process,
+		 * memtrace's own allocations making the tables would trap). */
 		mt_unwinder_add_objects(&uw, &t->objs);
 		mt_unwinder_wait(&uw);
 		s.tick_fd = mt_unwinder_fd(&uw);
-		ret = start_family(&sys, skel, t, &s.wake_fd);
+		ret = start_family(o, &sys, skel, t, &probes, &s.wake_fd);
 		if (ret)
 			ret = fail("cannot follow the processes '%s' starts: %s",
 				   o->cmd[0], strerror(-ret));
