@@ -917,7 +917,7 @@ static int trace_family(const struct mt_options *o, struct target *t,
 		}
 	}
 	if (!ret) {
-		fprintf(stderr, "memtrace: tracing pid %d (%s) and the processes it starts, %zu functions in %s; %s\n",
+		fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s, and the processes it starts; %s\n",
 			(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
 			o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 		mt_session_run(&s);
