@@ -45,6 +45,9 @@ const volatile __u64 sample_bytes = 0;
 const volatile __u32 log2_tab[MT_LOG2_STEPS + 1];
 const volatile __u32 g_tab[MT_G_ENTRIES];
 
+/* enum mt_trace_state, set by the loader through the skeleton's .bss. */
+volatile __u32 trace_state;
+
 /* Uprobe sessions (kernels from 6.13): is this the return half? */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
@@ -335,7 +338,9 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u64 size,
 		f->depth++;
 		return RUN_RETURN;
 	}
-	count(MT_CNT_EVENTS, 1);
+	f->uncounted = trace_state != MT_TRACE_RECORDING;
+	if (!f->uncounted)
+		count(MT_CNT_EVENTS, 1);
 	f->freed_ptr = 0; /* a block freed before may come back now */
 	if (sample_bytes && kind != MT_CALL_DELETE)
 		sampled = sample(f, size);
@@ -372,7 +377,7 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 	struct mt_inflight *f = thread_state();
 
 	/* The allocator's own munmap (or free) inside a traced call. */
-	if (nested(f, sp))
+	if (nested(f, sp) || trace_state != MT_TRACE_RECORDING)
 		return 0;
 	if (cat == MT_CAT_MMAP) {
 		count(MT_CNT_EVENTS, 1);
@@ -459,8 +464,10 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	f = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (!f || f->depth == 0)
 		return 0;
-	if (--f->depth > 0)
+	if (--f->depth > 0 || trace_state != MT_TRACE_RECORDING)
 		return 0;
+	if (f->uncounted)
+		count(MT_CNT_EVENTS, 1); /* began before recording did */
 	kind = f->kind;
 	size = f->size;
 	arg = f->arg;
@@ -528,10 +535,34 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * -- CMD follows its children (the default; not with --no-follow): the
+ * probes are then on every process, and the entry programs record only
+ * the processes in "followed": CMD, and every process forked by one in
+ * it (follow_fork, at the end).
+ */
+const volatile bool follow_only = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct mt_follow);
+} followed SEC(".maps");
+
+static __always_inline bool not_followed(void)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	return follow_only && !bpf_map_lookup_elem(&followed, &pid);
+}
+
 /* One entry program for every probed function (cookie: its kind). */
 SEC("uprobe")
 int BPF_KPROBE(uprobe_entry)
 {
+	if (trace_state == MT_TRACE_STOPPED || not_followed())
+		return 0;
 	on_entry(ctx, false);
 	return 0;
 }
@@ -540,6 +571,8 @@ int BPF_KPROBE(uprobe_entry)
 SEC("uretprobe")
 int BPF_KRETPROBE(uprobe_return)
 {
+	if (trace_state == MT_TRACE_STOPPED)
+		return 0;
 	return on_return(ctx);
 }
 
@@ -550,7 +583,60 @@ int BPF_KRETPROBE(uprobe_return)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_session)
 {
+	if (trace_state == MT_TRACE_STOPPED)
+		return bpf_session_is_return() ? 0 : SKIP_RETURN;
 	if (bpf_session_is_return())
 		return on_return(ctx);
+	if (not_followed())
+		return SKIP_RETURN;
 	return on_entry(ctx, true);
+}
+
+/*
+ * Following processes.  An exec replaces a process's image: its name
+ * changes, and the blocks the old image held are gone with its address
+ * space.  "execs" keeps, per traced process, when it last exec'd and its
+ * new name: the loader releases its blocks allocated before (mt_collect).
+ * Its entry in "comms" goes, so that its first allocation after the exec
+ * names it again and tells the loader (new_pids), which then reads the
+ * mappings of the new image, its libraries loaded.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct mt_exec);
+} execs SEC(".maps");
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_exec e = { .ns = bpf_ktime_get_ns() };
+
+	if (trace_state != MT_TRACE_RECORDING ||
+	    !bpf_map_lookup_elem(&comms, &pid))
+		return 0;
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	bpf_map_update_elem(&execs, &pid, &e, BPF_ANY);
+	bpf_map_delete_elem(&comms, &pid);
+	return 0;
+}
+
+/*
+ * A process forked (fork, vfork, or clone of a process, not of a thread)
+ * by a followed one is followed too, from its first instruction.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	struct mt_follow f = { .parent = ptgid };
+
+	if (!follow_only || ptgid == ctgid ||
+	    !bpf_map_lookup_elem(&followed, &ptgid))
+		return 0;
+	bpf_map_update_elem(&followed, &ctgid, &f, BPF_ANY);
+	return 0;
 }

@@ -134,6 +134,18 @@ struct mt_comm {
 	char comm[16];
 };
 
+/* A traced process exec'd: when (bpf_ktime_get_ns), and its new name. */
+struct mt_exec {
+	__u64 ns;
+	char comm[16];
+};
+
+/* A process -- CMD follows: who forked it (0: CMD itself). */
+struct mt_follow {
+	__u32 parent;
+	__u32 pad;
+};
+
 /* Per-thread state from an allocator's entry to its return. */
 struct mt_inflight {
 	__u64 sp;     /* stack pointer at the outermost entry */
@@ -149,6 +161,22 @@ struct mt_inflight {
 	__u64 sample_left;
 	__u32 sample_ready;  /* sample_left has been drawn */
 	__u32 sampled;       /* the call in flight is sampled */
+	/* The call in flight began before recording did (enum mt_trace_state):
+	 * its event is counted at its return, if it is recorded. */
+	__u32 uncounted;
+	__u32 pad;
+};
+
+/*
+ * Where tracing is (the BPF program's trace_state, set by the loader).  An
+ * allocation is recorded when its return is seen while RECORDING, a free
+ * when its entry is: the maps then describe what happened between two
+ * instants, although probes are attached and detached one at a time.
+ */
+enum mt_trace_state {
+	MT_TRACE_ATTACHING = 0, /* calls are followed, nothing is recorded */
+	MT_TRACE_RECORDING = 1,
+	MT_TRACE_STOPPED = 2,   /* every program returns at once */
 };
 
 /*

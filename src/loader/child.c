@@ -107,9 +107,12 @@ int mt_child_spawn(const char *exe, char **argv, struct mt_child *c)
 	close(err[1]);
 	c->gate_fd = gate[1];
 	c->err_fd = err[0];
-	/* Stops at exec and exit let us read its mappings at those moments. */
+	/* Stops at exec and exit let us read its mappings at those moments;
+	 * following, those of the processes it forks too. */
 	c->ptraced = ptrace(PTRACE_SEIZE, c->pid, NULL,
-			    (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)) == 0;
+			    (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+					   (c->follow ? PTRACE_O_TRACEFORK |
+							PTRACE_O_TRACEVFORK : 0))) == 0;
 	return 0;
 }
 

@@ -18,6 +18,8 @@ struct mt_child {
 	int err_fd;    /* read end: errno of a failed exec, EOF on success */
 	bool ptraced;  /* seized, to read its mappings at exec and exit */
 	const struct mt_runas *runas; /* the user CMD runs as; NULL: ours */
+	bool follow;   /* set before spawning: the processes it forks are
+			  seized too (their exit stops, for their mappings) */
 };
 
 /* Find FILE like execvp does; 0 and PATH filled, or -errno. */

@@ -12,6 +12,18 @@
 #include "map_walk.h"
 #include "memleak.skel.h"
 
+void mt_collect_start(struct memleak_bpf *skel)
+{
+	__atomic_store_n(&skel->bss->trace_state, MT_TRACE_RECORDING,
+			 __ATOMIC_SEQ_CST);
+}
+
+void mt_collect_stop(struct memleak_bpf *skel)
+{
+	__atomic_store_n(&skel->bss->trace_state, MT_TRACE_STOPPED,
+			 __ATOMIC_SEQ_CST);
+}
+
 static int read_counters(struct memleak_bpf *skel, uint64_t *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -126,13 +138,54 @@ static void stack_table_free(struct stack_table *t)
 	mt_itab_free(&t->index);
 }
 
+/* When a process last exec'd (the "execs" map), sorted by pid. */
+struct exec_time {
+	uint32_t pid;
+	uint64_t ns;
+};
+
 /* Visitors' context: the profile read into, and its arrays' capacities. */
 struct read_ctx {
 	struct mt_raw_profile *raw;
 	const struct stack_table *table;  /* or NULL: look stacks up */
 	int stacks_fd;
 	size_t stacks_cap, blocks_cap;
+	struct exec_time *execs;
+	size_t nexecs, execs_cap;
 };
+
+static int cmp_exec(const void *a, const void *b)
+{
+	const struct exec_time *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* A visitor of the execs map. */
+static int add_exec(const void *k, const void *v, void *arg)
+{
+	struct read_ctx *c = arg;
+	int ret = reserve((void **)&c->execs, &c->execs_cap, c->nexecs,
+			  sizeof(*c->execs));
+
+	if (ret)
+		return ret;
+	memcpy(&c->execs[c->nexecs].pid, k, sizeof(uint32_t));
+	c->execs[c->nexecs].ns = ((const struct mt_exec *)v)->ns;
+	c->nexecs++;
+	return 0;
+}
+
+/* Was block K allocated by an image its process has since replaced? */
+static bool before_exec(const struct read_ctx *c, const struct mt_alloc_key *k,
+			const struct mt_alloc_info *info)
+{
+	struct exec_time key = { k->pid, 0 };
+	const struct exec_time *e = c->nexecs ?
+		bsearch(&key, c->execs, c->nexecs, sizeof(key), cmp_exec) : NULL;
+
+	return e && info->timestamp < e->ns;
+}
 
 /* A visitor of the stats map: one raw stack. */
 static int add_stack(const void *k, const void *v, void *arg)
@@ -205,6 +258,10 @@ static int add_block(const void *k, const void *v, void *arg)
 
 	if (ret)
 		return ret;
+	/* Gone with the old image's address space: released at the exec
+	 * (its stack's frees are derived from the blocks kept). */
+	if (before_exec(c, key, info))
+		return 0;
 	b = &raw->blocks[raw->nblocks++];
 	b->pid = key->pid;
 	b->category = key->category;
@@ -313,17 +370,32 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 		     const struct stack_table *table)
 {
 	struct read_ctx c = { raw, table, bpf_map__fd(skel->maps.stacks),
-			      raw->nstacks, raw->nblocks };
+			      raw->nstacks, raw->nblocks, NULL, 0, 0 };
 	size_t s0 = raw->nstacks, b0 = raw->nblocks;
 	int ret = mt_map_walk(bpf_map__fd(skel->maps.stats),
 			      sizeof(struct mt_stat_key), sizeof(struct mt_stat),
 			      f, add_stack, &c);
 
 	if (!ret)
+		ret = mt_map_walk(bpf_map__fd(skel->maps.execs), sizeof(uint32_t),
+				  sizeof(struct mt_exec), f, add_exec, &c);
+	if (!ret) {
+		if (c.nexecs)
+			qsort(c.execs, c.nexecs, sizeof(*c.execs), cmp_exec);
 		ret = mt_map_walk(bpf_map__fd(skel->maps.allocs),
 				  sizeof(struct mt_alloc_key),
 				  sizeof(struct mt_alloc_info), f, add_block, &c);
-	return ret ? ret : derive_frees(raw, s0, b0);
+	}
+	free(c.execs);
+	if (ret) {
+		/* Nothing read counts: the walks deleted nothing either. */
+		for (size_t i = s0; i < raw->nstacks; i++)
+			free(raw->stacks[i].ips);
+		raw->nstacks = s0;
+		raw->nblocks = b0;
+		return ret;
+	}
+	return derive_frees(raw, s0, b0);
 }
 
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)

@@ -8,6 +8,15 @@
 struct memleak_bpf;
 
 /*
+ * Start, then stop, every BPF program recording, each at one instant
+ * (enum mt_trace_state): start once every probe is attached, stop before
+ * any is detached.  Probes come and go one function at a time; without
+ * these, a free could be seen while its allocation was not.
+ */
+void mt_collect_start(struct memleak_bpf *skel);
+void mt_collect_stop(struct memleak_bpf *skel);
+
+/*
  * Fill raw->sum.counters (but the frees: mt_collect_count_frees), raw->stacks
  * and raw->blocks from the maps of SKEL; each stack's frees are what it
  * allocated less what its blocks hold.  raw->procs and the rest of raw->sum are left to the caller.

@@ -19,6 +19,7 @@
 #include "bpf_log.h"
 #include "child.h"
 #include "collect.h"
+#include "follow.h"
 #include "keys.h"
 #include "memleak.skel.h"
 #include "modules.h"
@@ -92,6 +93,12 @@ struct target {
 	char comm[64];
 };
 
+/* -- CMD --follow traces the processes CMD starts too. */
+static bool follows(const struct mt_options *o)
+{
+	return o->cmd && o->follow;
+}
+
 /* Open and load the BPF object for links of MODE.  -errno. */
 static int load_bpf(const struct mt_options *o, enum mt_link_mode mode,
 		    struct memleak_bpf **out)
@@ -106,6 +113,7 @@ static int load_bpf(const struct mt_options *o, enum mt_link_mode mode,
 	skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
 	skel->rodata->probe_only = o->probe_only;
 	skel->rodata->self_tgid = (__u32)getpid();
+	skel->rodata->follow_only = follows(o);
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
@@ -322,6 +330,7 @@ static int start_cmd_target(const struct mt_options *o, struct target *t)
 		return fail("cannot read '%s': %s", exe, strerror(-ret));
 	if (choose_allocator(o, t))
 		return 1;
+	t->child.follow = follows(o);
 	ret = mt_child_spawn(exe, o->cmd, &t->child);
 	if (ret)
 		return fail("cannot start '%s': %s", exe, strerror(-ret));
@@ -383,10 +392,12 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		return fail("cannot read the BPF maps: %s", strerror(-ret));
 	}
 	mt_collect_count_frees(&raw);
+	/* The name it has now, if it exec'd. */
+	mt_follow_comm(skel, proc->pid, proc->comm, sizeof(proc->comm));
 	raw.procs = proc;
 	raw.nprocs = 1;
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
-		 (int)t->pid, t->comm);
+		 (int)t->pid, proc->comm);
 	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
 		 t->alloc.kind, alloc_name(t),
 		 cxx[0] ? "; C++ new/delete in " : "", cxx);
@@ -507,7 +518,7 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	struct mt_session s = {
 		.proc = &proc, .is_child = t->is_child,
 		.ptraced = t->child.ptraced, .duration = o->duration,
-		.sigfd = sigfd,
+		.sigfd = sigfd, .wake_fd = -1,
 	};
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
@@ -531,6 +542,17 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	 * maps, or will, gets its unwind table. */
 	mt_unwinder_add_objects(&uw, &t->objs);
 	mt_unwinder_wait(&uw);
+	ret = mt_follow_attach(skel, false);
+	if (ret) {
+		fail("cannot follow exec: %s", strerror(-ret));
+		if (t->is_child)
+			mt_session_reap(&s);
+		mt_unwinder_free(&uw);
+		mt_probes_detach(&probes);
+		memleak_bpf__destroy(skel);
+		return 1;
+	}
+	mt_collect_start(skel); /* every probe is in place */
 	dl.skel = skel;
 	s.on_new_files = on_new_files;
 	s.ctx = &dl;
@@ -556,11 +578,15 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 		(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
 		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 	mt_session_run(&s);
+	mt_collect_stop(skel); /* the maps keep this instant */
 	/* Detach first, so the maps hold one consistent snapshot. */
 	snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
 	mt_probes_detach(&probes);
 	if (s.stop == MT_STOP_EXIT && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
+	if (s.stop == MT_STOP_ERROR)
+		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
+			strerror(s.error));
 	ret = report(o, skel, &proc, t, cxx, &s);
 	mt_unwinder_free(&uw);
 	memleak_bpf__destroy(skel);
@@ -604,6 +630,7 @@ struct system_ctx {
 	struct memleak_bpf *skel;
 	struct mt_probes *probes;
 	struct mt_unwinder *uw;
+	pid_t cmd_pid;          /* following -- CMD: its pid; 0 system-wide */
 };
 
 static void system_tick(void *arg)
@@ -661,7 +688,7 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	struct mt_probes probes = { 0 };
 	struct memleak_bpf *skel = NULL;
 	struct mt_unwinder uw;
-	struct system_ctx ctx = { &sys, NULL, &probes, &uw };
+	struct system_ctx ctx = { &sys, NULL, &probes, &uw, 0 };
 	struct mt_session s = { .duration = o->duration, .sigfd = sigfd,
 				.on_new_files = system_tick, .ctx = &ctx,
 				.wake_fd = -1 };
@@ -681,12 +708,26 @@ static int trace_system(const struct mt_options *o, int sigfd)
 		mt_system_free(&sys);
 		return 1;
 	}
+	ret = mt_follow_attach(skel, false);
+	if (ret) {
+		fail("cannot follow exec: %s", strerror(-ret));
+		mt_unwinder_free(&uw);
+		mt_probes_detach(&probes);
+		memleak_bpf__destroy(skel);
+		mt_system_free(&sys);
+		return 1;
+	}
+	mt_collect_start(skel); /* every probe is in place */
 	ctx.skel = skel;
 	s.wake_fd = mt_system_wake_fd(&sys, skel);
 	fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
 		sys.nprocs, sys.probed,
 		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
 	mt_session_run(&s);
+	mt_collect_stop(skel); /* the maps keep this instant */
+	if (s.stop == MT_STOP_ERROR)
+		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
+			strerror(s.error));
 	mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
 	mt_probes_detach(&probes);
 	ret = mt_collect(skel, &raw);
@@ -713,6 +754,226 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	memleak_bpf__destroy(skel);
 	mt_system_free(&sys);
 	return ret ? 1 : 0;
+}
+
+/* The name process PID has among SYS's (the last entry for it). */
+static const char *family_comm(const struct mt_system *sys, pid_t pid,
+			       const char *dflt)
+{
+	for (size_t i = sys->nprocs; i-- > 0;)
+		if (sys->procs[i].pid == (uint32_t)pid)
+			return sys->procs[i].comm;
+	return dflt;
+}
+
+/* Collect and render what the command and its descendants did. */
+static int report_family(const struct mt_options *o, struct memleak_bpf *skel,
+			 struct mt_system *sys, const struct target *t,
+			 const char *cxx, const struct mt_session *s)
+{
+	struct mt_raw_profile raw = { 0 };
+	struct mt_render_opts ropts = render_opts(o, s->exited);
+	int ret = mt_collect(skel, &raw);
+
+	if (!ret)
+		ret = move_raw(&raw, &sys->dead);
+	if (ret) {
+		mt_raw_profile_free(&raw);
+		return fail("cannot read the BPF maps: %s", strerror(-ret));
+	}
+	mt_collect_count_frees(&raw);
+	raw.procs = sys->procs;
+	raw.nprocs = sys->nprocs;
+	if (sys->nprocs > 1)
+		snprintf(raw.sum.target, sizeof(raw.sum.target),
+			 "pid %d (%s) and %zu process%s it started", (int)t->pid,
+			 family_comm(sys, t->pid, t->comm), sys->nprocs - 1,
+			 sys->nprocs > 2 ? "es" : "");
+	else
+		snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
+			 (int)t->pid, family_comm(sys, t->pid, t->comm));
+	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
+		 t->alloc.kind, alloc_name(t),
+		 cxx[0] ? "; C++ new/delete in " : "", cxx);
+	raw.sum.duration_s = s->elapsed;
+	raw.sum.stop_ns = s->stop_ns;
+	raw.sum.mmap_traced = o->mmap;
+	raw.sum.sample_bytes = o->sample_bytes;
+	ret = render_raw(o, &raw, &ropts);
+	/* render_raw left the procs alone: they are SYS's. */
+	return ret;
+}
+
+/* The command mapped new files (dlopen): look at them now. */
+static void family_new_files(void *arg)
+{
+	struct system_ctx *c = arg;
+	struct mt_objects now;
+
+	/* Their unwind tables, as without following (on_new_files). */
+	if (mt_objects_of_pid(c->cmd_pid, &now) == 0) {
+		mt_unwinder_add_objects(c->uw, &now);
+		mt_unwinder_forget(c->uw, c->cmd_pid);
+		mt_objects_free(&now);
+	}
+	mt_system_scan(c->sys, c->skel, c->probes);
+}
+
+/* Every turn of the session loop: new processes, exits, new files. */
+static void family_tick(void *arg)
+{
+	struct system_ctx *c = arg;
+
+	mt_system_tick(c->sys, c->skel, c->probes);
+}
+
+/*
+ * The command or one of its descendants exec'ed, and stops before its new
+ * image runs: that image's files get their unwind tables now, as the
+ * command's did at the gate.
+ */
+static void family_exec(void *arg, pid_t pid)
+{
+	struct system_ctx *c = arg;
+	struct mt_objects objs;
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if (mt_objects_of_exe(exe, &objs))
+		return;
+	mt_unwinder_add_objects(c->uw, &objs);
+	mt_unwinder_wait(c->uw);
+	mt_objects_free(&objs);
+}
+
+/* A descendant stops at its exit: its mappings, while they are there. */
+static void family_exit_stop(void *arg, pid_t pid)
+{
+	struct system_ctx *c = arg;
+
+	mt_system_read_maps(c->sys, (uint32_t)pid);
+}
+
+/*
+ * Set up following: the command's files are probed for every process
+ * (the BPF program picks the followed ones), and it is followed.
+ */
+static int start_family(const struct mt_options *o, struct mt_system *sys,
+			struct memleak_bpf *skel, const struct target *t,
+			struct mt_probes *probes, int *wake_fd)
+{
+	enum mt_link_mode mode = probes->mode;
+	int ret;
+
+	mt_probes_detach(probes);
+	ret = mt_probes_attach(probes, skel, -1, &t->alloc, o->symbol_prefix,
+			       &t->objs, mode, o->mmap);
+	if (!ret)
+		ret = mt_system_mark_seen(sys, &t->objs);
+	if (!ret)
+		ret = mt_follow_add(skel, (uint32_t)t->pid);
+	if (!ret)
+		ret = mt_follow_attach(skel, true);
+	if (!ret) {
+		*wake_fd = mt_system_wake_fd(sys, skel);
+		ret = *wake_fd < 0 ? *wake_fd : 0;
+	}
+	return ret;
+}
+
+/*
+ * -- CMD following the processes it starts (fork, vfork, clone, and their
+ * execs): the probes are on every process and the BPF program records
+ * only CMD and its descendants; the system-wide machinery reads their
+ * mappings, probes allocator files they bring, and keeps what those that
+ * exit leave.  The report lists them as system-wide does.
+ */
+static int trace_family(const struct mt_options *o, struct target *t,
+			int sigfd)
+{
+	struct mt_process proc = { .pid = (uint32_t)t->pid };
+	struct mt_system sys = { .prefix = o->symbol_prefix,
+				 .only_followed = true };
+	struct mt_probes probes = { 0 };
+	struct memleak_bpf *skel = NULL;
+	struct mt_unwinder uw;
+	struct system_ctx ctx = { &sys, NULL, &probes, &uw, t->pid };
+	struct mt_session s = {
+		.proc = &proc, .is_child = true, .ptraced = t->child.ptraced,
+		.duration = o->duration, .sigfd = sigfd, .tick = family_tick,
+		.on_new_files = family_new_files, .ctx = &ctx, .wake_fd = -1,
+		.on_exit_stop = family_exit_stop, .follow = true,
+		.on_exec = family_exec, .on_tick = unwinder_tick, .tick_ctx = &uw,
+	};
+	char cxx[sizeof(probes.cxx)];
+	int ret;
+
+	if (start_target(o, t, &skel, &probes))
+		return 1;
+	ctx.skel = skel;
+	snprintf(proc.comm, sizeof(proc.comm), "%s", t->comm);
+	ret = mt_unwinder_init(&uw, skel, o->unwind != MT_UNWIND_FP, o->verbose);
+	if (ret) {
+		ret = fail("cannot map the unwind tables: %s", strerror(-ret));
+	} else {
+		/* Every file the command maps, or will, before it runs; while
+		 * the probes are still the command's alone (on every process,
+		 * memtrace's own allocations making the tables would trap). */
+		mt_unwinder_add_objects(&uw, &t->objs);
+		mt_unwinder_wait(&uw);
+		s.tick_fd = mt_unwinder_fd(&uw);
+		ret = start_family(o, &sys, skel, t, &probes, &s.wake_fd);
+		if (ret)
+			ret = fail("cannot follow the processes '%s' starts: %s",
+				   o->cmd[0], strerror(-ret));
+	}
+	if (ret) {
+		mt_session_reap(&s);
+	} else {
+		mt_collect_start(skel); /* every probe is in place */
+		ret = mt_child_release(&t->child);
+		if (ret) {
+			fail("cannot run '%s': %s", o->cmd[0], strerror(-ret));
+			mt_session_reap(&s);
+			ret = 127;
+		}
+	}
+	if (!ret) {
+		fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s, and the processes it starts; %s\n",
+			(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
+			o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
+		mt_session_run(&s);
+		mt_collect_stop(skel); /* the maps keep this instant */
+		if (s.stop == MT_STOP_ERROR)
+			fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
+				strerror(s.error));
+		mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
+		snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
+		mt_probes_detach(&probes);
+		ret = mt_system_adopt(&sys, &proc);
+		if (!ret)
+			ret = mt_system_inherit(&sys, skel);
+		ret = ret ? fail("%s", strerror(-ret))
+			  : report_family(o, skel, &sys, t, cxx, &s);
+		if (!ret) {
+			mt_session_reap(&s);
+			if (!s.exited)
+				fprintf(stderr, "memtrace: pid %d (%s) left running\n",
+					(int)t->pid, t->comm);
+			ret = s.exited ? s.exit_code : 0;
+		}
+	}
+	mt_probes_detach(&probes);
+	mt_unwinder_free(&uw);
+	memleak_bpf__destroy(skel);
+	free_process(&proc);
+	mt_system_free(&sys);
+	return ret;
 }
 
 /*
@@ -770,7 +1031,8 @@ int main(int argc, char **argv)
 	}
 	ret = o.pid ? find_pid_target(&o, &t) : start_cmd_target(&o, &t);
 	if (!ret)
-		ret = trace(&o, &t, sigfd);
+		ret = follows(&o) ? trace_family(&o, &t, sigfd)
+				  : trace(&o, &t, sigfd);
 	mt_keys_stop(&keys);
 	mt_objects_free(&t.objs);
 	if (ret && t.is_child && t.child.gate_fd >= 0)

@@ -131,7 +131,9 @@ int mt_map_walk(int fd, size_t ksize, size_t vsize,
 	struct walker w = { fd, ksize, vsize, f, visit, ctx, NULL, 0, 0 };
 	int ret = walk_batches(&w);
 
-	delete_queued(&w);
+	/* After a failure the caller has not got everything: keep it all. */
+	if (ret == 0)
+		delete_queued(&w);
 	free(w.del);
 	return ret;
 }

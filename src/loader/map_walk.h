@@ -29,7 +29,8 @@ typedef int (*mt_visit_fn)(const void *key, const void *value, void *ctx);
  * that F wants, reading them with bpf_map_lookup_batch (hash maps have
  * batch operations from Linux 5.6; memtrace needs 5.11 for task storage).
  * With f->remove, they are deleted after the walk, which deleting would
- * disturb.  Returns 0 or -errno.
+ * disturb, and only when it succeeded: a walk that failed (VISIT, memory,
+ * the map) deletes nothing.  Returns 0 or -errno.
  */
 int mt_map_walk(int fd, size_t ksize, size_t vsize,
 		const struct mt_pid_filter *f, mt_visit_fn visit, void *ctx);

@@ -20,6 +20,7 @@ enum {
 	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
 	OPT_AS_ROOT,
+	OPT_NO_FOLLOW, OPT_FOLLOW,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -47,6 +48,8 @@ static const struct option long_opts[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
+	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+	{ "follow", no_argument, NULL, OPT_FOLLOW },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -76,6 +79,14 @@ static void usage(FILE *f)
 "                         sudo, CMD runs as the user who ran sudo\n"
 "                         (SUDO_UID, SUDO_GID, that user's groups)\n"
 "      --as-root          under sudo, run CMD as root instead\n"
+"                         memtrace exits with CMD's exit status.  The\n"
+"                         processes CMD starts (fork, vfork, clone, exec)\n"
+"                         are traced too, and theirs, each reported apart\n"
+"      --follow           with -- CMD: trace the processes CMD starts too\n"
+"                         (fork, vfork, clone, exec), and theirs, each\n"
+"                         reported apart; for now this puts the probes on\n"
+"                         every process while memtrace runs (README)\n"
+"      --no-follow        with -- CMD: trace CMD alone (the default)\n"
 "  report FILE            render a saved pprof profile (memtrace's or Go's);\n"
 "                         needs no privileges\n"
 "Tracing:\n"
@@ -348,6 +359,11 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_AS_ROOT:
 		o->as_root = true;
 		return 0;
+	case OPT_NO_FOLLOW:
+	case OPT_FOLLOW:
+		o->follow = c == OPT_FOLLOW;
+		o->follow_given = true;
+		return 0;
 	case OPT_ALLOCATOR:
 		if (strcmp(arg, "auto") != 0 && strcmp(arg, "libc") != 0 &&
 		    strcmp(arg, "jemalloc") != 0 && strcmp(arg, "tcmalloc") != 0 &&
@@ -450,6 +466,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 	o->system_wide = !o->pid && !o->cmd;
 	if (o->as_root && !o->cmd) {
 		fprintf(stderr, "memtrace: --as-root is for -- CMD (the command memtrace starts)\n");
+		return -1;
+	}
+	if (o->follow_given && !o->cmd) {
+		fprintf(stderr, "memtrace: --follow and --no-follow are for -- CMD (with -p or system-wide there are no children to follow)\n");
 		return -1;
 	}
 	return 0;

@@ -66,21 +66,31 @@ static int refresh(struct mt_session *s)
 	return ret;
 }
 
-/* One ptrace stop of the child: capture mappings, then let it go on. */
+/*
+ * One ptrace stop of the child (or, following, of a descendant): capture
+ * mappings, then let it go on.
+ */
 static void handle_stop(struct mt_session *s, pid_t pid, int status)
 {
 	int event = status >> 16, sig = WSTOPSIG(status);
+	bool main = pid == (pid_t)s->proc->pid;
 
 	if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT) {
 		if (event == PTRACE_EVENT_EXEC && s->on_exec)
 			s->on_exec(s->ctx, pid);
-		mt_modules_refresh(s->proc, true);
+		if (main)
+			mt_modules_refresh(s->proc, true);
+		else if (event == PTRACE_EVENT_EXIT && s->on_exit_stop)
+			s->on_exit_stop(s->ctx, pid);
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 	} else if (event == PTRACE_EVENT_STOP) {
+		/* A group stop, or a new descendant's first stop. */
 		if (is_stop_signal(sig))
 			ptrace(PTRACE_LISTEN, pid, NULL, NULL);
 		else
 			ptrace(PTRACE_CONT, pid, NULL, NULL);
+	} else if (event) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL); /* fork, vfork */
 	} else {
 		/* A signal for the child: deliver it unchanged. */
 		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
@@ -89,16 +99,19 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 
 static void reap(struct mt_session *s)
 {
-	pid_t pid;
+	pid_t main, pid;
 	int status;
 
 	if (!s->proc)
 		return;
-	pid = (pid_t)s->proc->pid;
-	while (!s->exited && waitpid(pid, &status, WNOHANG | __WALL) > 0) {
+	main = (pid_t)s->proc->pid;
+	/* Following, every stop of every descendant comes here too. */
+	while ((s->follow || !s->exited) &&
+	       (pid = waitpid(s->follow ? -1 : main, &status,
+			      WNOHANG | __WALL)) > 0) {
 		if (WIFSTOPPED(status) && s->ptraced)
 			handle_stop(s, pid, status);
-		else if (WIFEXITED(status) || WIFSIGNALED(status))
+		else if (pid == main && (WIFEXITED(status) || WIFSIGNALED(status)))
 			record_exit(s, status);
 	}
 }
@@ -141,8 +154,9 @@ int mt_session_run(struct mt_session *s)
 	int pidfd = s->is_child || !s->proc ? -1 : open_pidfd((pid_t)s->proc->pid);
 	struct pollfd fds[3] = {
 		{ .fd = s->sigfd, .events = POLLIN },
-		/* the target's exit, or (system-wide) a new process */
-		{ .fd = s->proc ? pidfd : s->wake_fd, .events = POLLIN },
+		/* the target's exit, or (system-wide, or a command's
+		 * descendants) a new process */
+		{ .fd = pidfd >= 0 ? pidfd : s->wake_fd, .events = POLLIN },
 		/* poll() skips a negative descriptor */
 		{ .fd = s->on_tick ? s->tick_fd : -1, .events = POLLIN },
 	};
@@ -161,8 +175,11 @@ int mt_session_run(struct mt_session *s)
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
+		if (poll(fds, 3, timeout) < 0 && errno != EINTR) {
+			s->stop = MT_STOP_ERROR;
+			s->error = errno;
 			break;
+		}
 		if (s->is_child)
 			reap(s);
 		if (read_signals(s)) {
@@ -171,6 +188,8 @@ int mt_session_run(struct mt_session *s)
 		}
 		if (s->on_tick)
 			s->on_tick(s->tick_ctx);
+		if (s->tick)
+			s->tick(s->ctx);
 		if (!s->proc) {
 			/* System-wide: no one target to follow or outlive. */
 			if (s->on_new_files)

@@ -13,7 +13,7 @@
 
 #include "profile.h"
 
-enum mt_stop { MT_STOP_EXIT, MT_STOP_DURATION, MT_STOP_SIGNAL };
+enum mt_stop { MT_STOP_EXIT, MT_STOP_DURATION, MT_STOP_SIGNAL, MT_STOP_ERROR };
 
 struct mt_session {
 	struct mt_process *proc; /* target; its modules are refreshed; NULL:
@@ -25,6 +25,13 @@ struct mt_session {
 	/* Called when the target has mapped new files (a dlopen), or on every
 	 * turn of the loop when system-wide; may be NULL. */
 	void (*on_new_files)(void *ctx);
+	/* Called on every turn of the loop (a command and its descendants:
+	 * the system-wide machinery); may be NULL. */
+	void (*tick)(void *ctx);
+	/* Following the child's descendants (they are seized too): called
+	 * when one of them, process PID, stops at its exit; may be NULL. */
+	void (*on_exit_stop)(void *ctx, pid_t pid);
+	bool follow;             /* reap and resume the descendants too */
 	void *ctx;
 	/* Called on every turn of the loop (at least every 100 ms), and at
 	 * once when tick_fd (used only with on_tick) is readable; may be NULL. */
@@ -34,10 +41,12 @@ struct mt_session {
 	/* Called when the ptraced child has just exec'ed, before it runs
 	 * (its new image is mapped, its libraries not yet); may be NULL. */
 	void (*on_exec)(void *ctx, pid_t pid);
-	int wake_fd;             /* also wakes the loop when readable; -1: none */
+	int wake_fd;             /* also wakes the loop when readable; -1: none
+				    (not with -p, whose target's exit does) */
 	/* results */
 	enum mt_stop stop;
 	int signo;               /* with MT_STOP_SIGNAL */
+	int error;               /* with MT_STOP_ERROR: errno of poll() */
 	bool exited;             /* the target is gone */
 	int exit_code;           /* child's exit code (128+signal if killed) */
 	double elapsed;          /* seconds traced */

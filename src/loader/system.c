@@ -16,6 +16,7 @@
 #include "allocator.h"
 #include "collect.h"
 #include "elf_syms.h"
+#include "follow.h"
 #include "memleak.skel.h"
 #include "modules.h"
 
@@ -103,6 +104,18 @@ static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 	return 0;
 }
 
+static void free_mods(struct mt_process *p)
+{
+	for (size_t m = 0; m < p->nmods; m++) {
+		free(p->mods[m].path);
+		if (p->mods[m].fd >= 0)
+			close(p->mods[m].fd);
+	}
+	free(p->mods);
+	p->mods = NULL;
+	p->nmods = 0;
+}
+
 static ssize_t find_proc(const struct mt_system *sys, uint32_t pid)
 {
 	for (size_t i = 0; i < sys->nprocs; i++)
@@ -144,29 +157,38 @@ static int add_proc(struct mt_system *sys, uint32_t pid)
 	return 0;
 }
 
+/* Take the name the BPF program knows process I by (it follows exec). */
+static void sync_comm(struct mt_system *sys, struct memleak_bpf *skel,
+		      size_t i)
+{
+	if (skel)
+		mt_follow_comm(skel, sys->procs[i].pid, sys->procs[i].comm,
+			       sizeof(sys->procs[i].comm));
+}
+
 /*
  * Processes that allocated but were never seen in /proc (they lived less
  * than a scan): known by the name the BPF program kept, without mappings.
+ * FD is the map of names (comms), or of the processes that exec'd.
  */
-static int add_unseen(struct mt_system *sys, int fd)
+static int add_unseen(struct mt_system *sys, struct memleak_bpf *skel, int fd)
 {
 	uint32_t key, next, *prev = NULL;
-	struct mt_comm c;
 	int ret = 0;
 
 	while (ret == 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		size_t i = sys->nprocs;
+
 		key = next;
 		prev = &key;
-		if (find_proc(sys, key) >= 0 || bpf_map_lookup_elem(fd, &key, &c))
+		if (find_proc(sys, key) >= 0)
 			continue;
 		ret = add_proc(sys, key);
 		if (ret == 0) {
-			memcpy(sys->procs[sys->nprocs - 1].comm, c.comm, sizeof(c.comm));
-			sys->procs[sys->nprocs - 1].comm[sizeof(c.comm) - 1] = '\0';
-			sys->alive[sys->nprocs - 1] = kill((pid_t)key, 0) == 0 ||
-						      errno != ESRCH;
-			if (sys->alive[sys->nprocs - 1])
-				mt_modules_refresh(&sys->procs[sys->nprocs - 1], false);
+			sync_comm(sys, skel, i);
+			sys->alive[i] = kill((pid_t)key, 0) == 0 || errno != ESRCH;
+			if (sys->alive[i])
+				mt_modules_refresh(&sys->procs[i], false);
 		}
 	}
 	return ret;
@@ -178,23 +200,41 @@ static int harvest(struct mt_system *sys, struct memleak_bpf *skel)
 	int fd = bpf_map__fd(skel->maps.comms);
 	uint32_t *pids;
 	size_t n = 0;
-	int ret = add_unseen(sys, fd);
+	int ret = add_unseen(sys, skel, fd);
 
+	if (!ret)
+		ret = add_unseen(sys, skel, bpf_map__fd(skel->maps.execs));
 	pids = malloc((sys->nprocs ? sys->nprocs : 1) * sizeof(*pids));
 	if (ret || !pids) {
 		free(pids);
 		return ret ? ret : -ENOMEM;
 	}
 	for (size_t i = 0; i < sys->nprocs; i++) {
+		sync_comm(sys, skel, i);
+		if (!sys->gone[i] && !sys->alive[i])
+			pids[n++] = sys->procs[i].pid;
+	}
+	ret = mt_collect_remove(skel, pids, n, &sys->dead);
+	/* Only what was collected is forgotten: after a failure, the next
+	 * scan tries again. */
+	for (size_t i = 0; i < sys->nprocs && ret == 0; i++) {
 		if (!sys->gone[i] && !sys->alive[i]) {
 			sys->gone[i] = true;
-			pids[n++] = sys->procs[i].pid;
 			bpf_map_delete_elem(fd, &sys->procs[i].pid);
 		}
 	}
-	ret = mt_collect_remove(skel, pids, n, &sys->dead);
 	free(pids);
 	return ret;
+}
+
+/* Is PID one of the processes looked at? */
+static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
+		     uint32_t pid)
+{
+	__u8 v;
+
+	return !sys->only_followed ||
+	       bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &v) == 0;
 }
 
 int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
@@ -217,11 +257,12 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 		ssize_t i;
 
 		if (*end || pid == 0 || pid == (unsigned long)getpid() ||
+		    !followed(sys, skel, (uint32_t)pid) ||
 		    mt_objects_of_pid((pid_t)pid, &objs))
 			continue; /* not a process, memtrace, or gone */
 		ret = probe_new_files(sys, skel, probes, &objs, &uses);
 		mt_objects_free(&objs);
-		if (ret || !uses)
+		if (ret || !(uses || sys->only_followed))
 			continue;
 		i = find_proc(sys, (uint32_t)pid);
 		if (i < 0) {
@@ -253,12 +294,27 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 		i = (ssize_t)sys->nprocs - 1;
 	}
 	mt_modules_refresh(&sys->procs[i], false);
+	sync_comm(sys, sys->skel, (size_t)i); /* new, or it exec'd */
 	sys->alive[i] = true;
 	return 0;
 }
 
+void mt_system_read_maps(struct mt_system *sys, uint32_t pid)
+{
+	ssize_t i = find_proc(sys, pid);
+
+	if (i < 0) {
+		if (add_proc(sys, pid))
+			return;
+		i = (ssize_t)sys->nprocs - 1;
+	}
+	mt_modules_refresh(&sys->procs[i], false);
+	sys->alive[i] = true;
+}
+
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel)
 {
+	sys->skel = skel;
 	sys->new_pids = ring_buffer__new(bpf_map__fd(skel->maps.new_pids),
 					 on_new_pid, sys, NULL);
 	if (!sys->new_pids)
@@ -275,16 +331,109 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 		mt_system_scan(sys, skel, probes);
 }
 
+int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs)
+{
+	for (size_t i = 0; i < objs->n; i++)
+		if (!mt_objects_has(&sys->seen, &objs->v[i]) &&
+		    mt_objects_add(&sys->seen, &objs->v[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+int mt_system_adopt(struct mt_system *sys, struct mt_process *proc)
+{
+	struct mt_process *p = NULL;
+	int ret;
+
+	for (size_t i = sys->nprocs; i-- > 0 && !p;)
+		if (sys->procs[i].pid == proc->pid)
+			p = &sys->procs[i];
+	if (!p) {
+		ret = add_proc(sys, proc->pid);
+		if (ret)
+			return ret;
+		p = &sys->procs[sys->nprocs - 1];
+		snprintf(p->comm, sizeof(p->comm), "%s", proc->comm);
+	}
+	free_mods(p);
+	p->mods = proc->mods;
+	p->nmods = proc->nmods;
+	proc->mods = NULL;
+	proc->nmods = 0;
+	return 0;
+}
+
+/* The last entry of process PID, or NULL. */
+static struct mt_process *last_of(struct mt_system *sys, uint32_t pid)
+{
+	for (size_t i = sys->nprocs; i-- > 0;)
+		if (sys->procs[i].pid == pid)
+			return &sys->procs[i];
+	return NULL;
+}
+
+/* Does module M overlap one of P's? */
+static bool overlaps(const struct mt_process *p, const struct mt_module *m)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		if (m->start < p->mods[i].end && p->mods[i].start < m->end)
+			return true;
+	return false;
+}
+
+/* Add to TO FROM's mappings that overlap none of TO's. */
+static int merge_mods(struct mt_process *to, const struct mt_process *from)
+{
+	struct mt_module *nv = realloc(to->mods, (to->nmods + from->nmods) *
+					       sizeof(*nv));
+	size_t own = to->nmods;
+
+	if (!nv)
+		return -ENOMEM;
+	to->mods = nv;
+	for (size_t m = 0; m < from->nmods; m++) {
+		struct mt_module d = from->mods[m];
+		struct mt_process mine = { .mods = to->mods, .nmods = own };
+
+		if (overlaps(&mine, &d))
+			continue;
+		d.path = strdup(d.path);
+		if (!d.path)
+			return -ENOMEM;
+		d.fd = d.fd >= 0 ? dup(d.fd) : -1;
+		to->mods[to->nmods++] = d;
+	}
+	return 0;
+}
+
+int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < sys->nprocs && ret == 0; i++) {
+		struct mt_process *p = &sys->procs[i], *from = NULL;
+		uint32_t pid = p->pid, parent;
+
+		/* Up the line of forks, to the first process whose mappings
+		 * were read (bounded: a fork cannot make a cycle, but pids
+		 * are reused). */
+		for (int up = 0; up < 64 && !from &&
+				 mt_follow_parent(skel, pid, &parent); up++) {
+			from = last_of(sys, parent);
+			if (from && !from->nmods)
+				from = NULL;
+			pid = parent;
+		}
+		if (from)
+			ret = merge_mods(p, from);
+	}
+	return ret;
+}
+
 void mt_system_free(struct mt_system *sys)
 {
-	for (size_t i = 0; i < sys->nprocs; i++) {
-		for (size_t m = 0; m < sys->procs[i].nmods; m++) {
-			free(sys->procs[i].mods[m].path);
-			if (sys->procs[i].mods[m].fd >= 0)
-				close(sys->procs[i].mods[m].fd);
-		}
-		free(sys->procs[i].mods);
-	}
+	for (size_t i = 0; i < sys->nprocs; i++)
+		free_mods(&sys->procs[i]);
 	free(sys->procs);
 	if (sys->new_pids)
 		ring_buffer__free(sys->new_pids);

@@ -30,7 +30,13 @@ struct mt_system {
 	size_t nprocs;
 	struct mt_raw_profile dead;  /* stacks and blocks of exited processes */
 	uint64_t last_scan_ns;
-	struct ring_buffer *new_pids; /* first allocations of new processes */
+	struct ring_buffer *new_pids; /* first allocations of new processes,
+					 and execs */
+	struct memleak_bpf *skel;    /* set by mt_system_wake_fd */
+	/* -- CMD following its children: only the processes in the BPF
+	 * program's "followed" map are looked at (and all of those,
+	 * whatever they map); false: every process using a probed file. */
+	bool only_followed;
 };
 
 /*
@@ -49,8 +55,36 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 		    struct mt_probes *probes);
 
+/*
+ * Read the mappings of process PID now (it stops at its exit, its image
+ * still there), following it from now on if it was not.
+ */
+void mt_system_read_maps(struct mt_system *sys, uint32_t pid);
+
 /* A descriptor that becomes readable when a new process allocates; -errno. */
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel);
+
+/*
+ * OBJS are already probed (a command's, before it runs): remember them as
+ * looked at, so that scans do not probe them again.  Returns 0 or -ENOMEM.
+ */
+int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs);
+
+/*
+ * PROC's mappings (captured while it ran, with open files) replace those
+ * the scans kept for its pid, which is added when the scans never saw it.
+ * PROC's are moved (it is left empty).  Returns 0 or -ENOMEM.
+ */
+int mt_system_adopt(struct mt_system *sys, struct mt_process *proc);
+
+/*
+ * A followed process ran its parent's image from its fork to its exec (if
+ * any): it gets the mappings of the nearest ancestor whose were read,
+ * those that overlap none of its own.  That symbolises what a forked
+ * process allocated before its exec, and all of one that exited before
+ * its own mappings could be read.  Returns 0 or -ENOMEM.
+ */
+int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel);
 
 void mt_system_free(struct mt_system *sys);
 

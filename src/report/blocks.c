@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/* A raw stack by what identifies it: process, category and stack id. */
 struct stack_ref {
 	uint32_t pid;
+	uint32_t category;
 	uint64_t stack_id;
 	size_t index;
 };
@@ -17,6 +19,8 @@ static int cmp_ref(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (x->category != y->category)
+		return x->category < y->category ? -1 : 1;
 	if (x->stack_id != y->stack_id)
 		return x->stack_id < y->stack_id ? -1 : 1;
 	return 0;
@@ -36,11 +40,12 @@ int mt_profile_add_blocks(struct mt_profile *p, const struct mt_raw_profile *raw
 	}
 	for (size_t i = 0; i < n; i++)
 		refs[i] = (struct stack_ref){ raw->stacks[i].pid,
+					      raw->stacks[i].category,
 					      raw->stacks[i].stack_id, i };
 	qsort(refs, n, sizeof(*refs), cmp_ref);
 	for (size_t i = 0; i < raw->nblocks; i++) {
 		const struct mt_raw_block *rb = &raw->blocks[i];
-		struct stack_ref key = { rb->pid, rb->stack_id, 0 };
+		struct stack_ref key = { rb->pid, rb->category, rb->stack_id, 0 };
 		const struct stack_ref *r = bsearch(&key, refs, n, sizeof(*refs),
 						    cmp_ref);
 

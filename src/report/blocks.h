@@ -7,7 +7,9 @@
 
 /*
  * Copy RAW's blocks into P (symbolised from RAW: sample i is raw stack i),
- * each pointing at the sample of its (pid, stack).  Returns 0 or -ENOMEM.
+ * each pointing at the sample of its (pid, category, stack): a heap block
+ * and an anonymous mapping made from the same stack are different samples.
+ * Returns 0 or -ENOMEM.
  */
 int mt_profile_add_blocks(struct mt_profile *p, const struct mt_raw_profile *raw);
 

@@ -354,6 +354,7 @@ class Report:
         self.header = {}     # raw "key: value" lines of the header
         self.target_pid = None
         self.target_comm = None
+        self.started = 0         # -- CMD: processes it started (followed)
         self.allocator = None
         self.duration = None
         self.inuse = None        # (bytes, objects)
@@ -447,10 +448,12 @@ def parse_report(text):
         check(mm, "report header line '%s: %s' does not match %s" % (key, h[key], regex), details)
         return mm
 
-    mm = need("target", r"^(?:pid (\d+) \((.*)\)|system-wide, \d+ processes|profile .+)$")
+    mm = need("target", r"^(?:pid (\d+) \((.*?)\)(?: and (\d+) process(?:es)? it started)?|"
+                        r"system-wide, \d+ processes|profile .+)$")
     rep.target = h["target"]
     if mm.group(1):
         rep.target_pid, rep.target_comm = int(mm.group(1)), mm.group(2)
+        rep.started = int(mm.group(3) or 0)  # -- CMD: processes it started
     rep.allocator = need("allocator", r"^(.+)$").group(1)
     rep.duration = float(need("duration", r"^(\d+(?:\.\d+)?) s$").group(1))
     for key, attr in (("in use", "inuse"), ("allocated", "allocated"), ("freed", "freed")):

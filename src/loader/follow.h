@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * follow.h: following the traced processes through exec and fork (the BPF
+ * program's sched_process_exec and sched_process_fork tracepoints): a
+ * process that execs takes its new name, and the blocks of its old image
+ * are released; with -- CMD, the processes CMD forks are traced too, and
+ * theirs, ...
+ */
+#ifndef MEMTRACE_FOLLOW_H
+#define MEMTRACE_FOLLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct memleak_bpf;
+
+/*
+ * Attach the exec tracepoint, with CHILDREN the fork one too (for a
+ * program loaded with follow_only: then only the processes added with
+ * mt_follow_add, and those they fork, are traced).  Returns 0 or -errno.
+ */
+int mt_follow_attach(struct memleak_bpf *skel, bool children);
+
+/* Trace process PID and, with the fork tracepoint, its descendants. */
+int mt_follow_add(struct memleak_bpf *skel, uint32_t pid);
+
+/* The name the BPF program last saw process PID take (at its first
+ * allocation, or at an exec since), into BUF (LEN bytes); false when it
+ * knows none. */
+bool mt_follow_comm(struct memleak_bpf *skel, uint32_t pid, char *buf,
+		    size_t len);
+
+/*
+ * Process PID was forked by *PARENT (and ran its image, at least until an
+ * exec): true.  False for CMD itself, or a process not followed.
+ */
+bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent);
+
+#endif

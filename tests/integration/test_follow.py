@@ -1,0 +1,187 @@
+"""memtrace --follow -- CMD follows the processes CMD starts (fork, vfork,
+clone, exec), and theirs; each is reported apart, with exact numbers:
+
+  a shell wrapper   sh -c 'leaks; ...': sh and leaks (leaks as in programs.py)
+  a forking server  family fork 3: the server and its three workers
+  vfork + exec      family spawn: posix_spawn of `family leaf`
+  a tree            family tree: three processes, three deep
+  --no-follow       family tree: the first process alone, as by default
+
+Every process of tests/progs/family.c leaks one block of a size that
+says its role and allocates and frees one of CHURN bytes (read from the
+source's #defines); each prints its role and pid."""
+
+import collections
+import os
+import re
+
+import mtlib
+from mtlib import check, check_eq, test
+from programs import BY_NAME, totals
+from test_system import per_pid
+
+ResultRaw = collections.namedtuple("ResultRaw", mtlib.Result._fields + ("raw",))
+PROC_LINE = re.compile(r"^\s*\S+\s+pid (\d+) \((.*)\)$")
+
+
+def family_defines():
+    with open(os.path.join(mtlib.PROGS_SRC, "family.c")) as f:
+        return {m.group(1): int(m.group(2))
+                for m in re.finditer(r"^#define (\w+) (\d+)", f.read(), re.M)}
+
+
+def expected(leak, churn):
+    """[alloc bytes, alloc objects, freed bytes, freed objects] of one process."""
+    return [leak + churn, 2, churn, 1]
+
+
+def run_followed(name, cmd, extra=()):
+    """memtrace [extra] --raw=R -o T -- CMD: (result, report, {pid: raw
+    totals}, {pid: comm} of the report's process table, CMD's stdout)."""
+    raw = os.path.join(mtlib.TMPDIR, "follow.%s.raw" % name)
+    out = os.path.join(mtlib.TMPDIR, "follow.%s.txt" % name)
+    if not any(a in ("--follow", "--no-follow", "--default") for a in extra):
+        extra = ["--follow"] + list(extra)
+    extra = [a for a in extra if a != "--default"]
+    res = mtlib.run_memtrace(["--unit", "B", "-n", "100", "--raw=" + raw, "-o", out]
+                             + list(extra) + ["--"] + cmd)
+    details = "command: %s\nexit status %s\nstderr:\n%s" % (" ".join(res.argv), res.rc,
+                                                             mtlib.tail(res.stderr))
+    check(os.path.exists(out), "no report", details)
+    with open(out) as f:
+        text = f.read()
+    rep = mtlib.parse_report(text)
+    with open(raw) as f:
+        pids = per_pid(f.read())
+    comms = {}
+    for line in text.splitlines():
+        m = PROC_LINE.match(line)
+        if m:
+            comms[int(m.group(1))] = m.group(2)
+    return ResultRaw(*res, raw=raw), rep, pids, comms, details + "\n" + mtlib.tail(text, 60)
+
+
+RAW_STACK = re.compile(r"^stack \d+ id 0x[0-9a-f]+ pid (\d+): allocated (\d+) bytes in (\d+) objects, "
+                       r"freed (\d+) bytes in (\d+) objects$")
+RAW_IP0 = re.compile(r"^\s+ip #0\s+0x[0-9a-f]+\s+(\S+?)\+0x[0-9a-f]+$")
+
+
+def raw_stacks(text):
+    """[(pid, module of the leaf frame or None, [alloc bytes, alloc objects,
+    freed bytes, freed objects])] of a --raw profile."""
+    out = []
+    for line in text.splitlines():
+        m = RAW_STACK.match(line)
+        if m:
+            out.append([int(m.group(1)), None, [int(m.group(k)) for k in range(2, 6)]])
+            continue
+        m = RAW_IP0.match(line)
+        if m and out and out[-1][1] is None:
+            out[-1][1] = m.group(1)
+    return out
+
+
+def raw_text(res):
+    with open(res.raw) as f:
+        return f.read()
+
+
+def roles(stdout):
+    """{role: pid} from family's "ROLE PID" lines."""
+    return {l.split()[0]: int(l.split()[1]) for l in stdout.splitlines() if len(l.split()) == 2}
+
+
+def check_family(name, args, want_roles, leak_of):
+    d = family_defines()
+    res, rep, pids, comms, details = run_followed(name, [mtlib.prog_path("family")] + args)
+    check_eq(res.rc, 0, "memtrace's exit status (family's)", details)
+    r = roles(res.stdout)
+    check_eq(sorted(r), sorted(want_roles), "roles printed by family", details + "\n" + res.stdout)
+    check_eq(rep.target_pid, r[want_roles[0]], "target pid", details)
+    check_eq(rep.started, len(want_roles) - 1, "processes it started (target line)", details)
+    check_eq(sorted(pids), sorted(r.values()), "pids in the raw profile", details)
+    for role, pid in r.items():
+        check_eq(pids[pid], expected(leak_of(role, d), d["CHURN"]),
+                 "%s (pid %d): allocated/freed bytes and objects" % (role, pid), details)
+        check_eq(comms.get(pid), "family", "name of %s (pid %d) in the process table" % (role, pid),
+                 details)
+    total_leak = sum(leak_of(role, d) for role in r)
+    check_eq(rep.inuse, (total_leak, len(r)), "in use (bytes, objects), all processes", details)
+    check_eq(rep.untracked, 0, "untracked frees", details)
+    row = rep.row("live")
+    check(row is not None and row.flat == total_leak, "flat in use of live(): %r" % (row,), details)
+
+
+@test("follow.shell_wrapper")
+def _shell_wrapper():
+    leaks = BY_NAME["leaks"]
+    t = totals(leaks)
+    res, rep, pids, comms, details = run_followed(
+        "shell", ["sh", "-c", '"$0"; exit $?', mtlib.prog_path("leaks")])
+    check_eq(res.rc, leaks.exit_status, "memtrace's exit status (leaks')", details)
+    check_eq(rep.target_comm, "sh", "target name", details)
+    check_eq(rep.started, 1, "processes it started (target line)", details)
+    lpids = [p for p, c in comms.items() if c == "leaks"]
+    check_eq(len(lpids), 1, "processes named leaks in the process table", details)
+    want = [t["alloc_space"], t["alloc_objects"],
+            t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
+    # The shell's child may allocate before it execs leaks: that stays with
+    # its pid, all of it freed at the exec.  The rest is leaks' own.
+    shell = os.path.basename(os.path.realpath("/bin/sh"))
+    own, pre = [0, 0, 0, 0], [0, 0, 0, 0]
+    for pid, module, v in raw_stacks(raw_text(res)):
+        if pid == lpids[0]:
+            acc = pre if module == shell else own
+            for k in range(4):
+                acc[k] += v[k]
+    check_eq(own, want, "leaks (pid %d), its own stacks: allocated/freed bytes and objects" % lpids[0],
+             details)
+    check_eq(pre[:2], pre[2:], "leaks (pid %d), the shell's stacks before the exec: all freed" % lpids[0],
+             details)
+    check_eq(comms.get(rep.target_pid), "sh", "name of the shell in the process table", details)
+
+
+@test("follow.forking_server")
+def _forking_server():
+    check_family("fork", ["fork", "3"], ["server0", "worker0", "worker1", "worker2"],
+                 lambda role, d: d["LEAK_SERVER"] if role == "server0"
+                 else d["LEAK_WORKER"] + int(role[len("worker"):]))
+
+
+@test("follow.vfork_exec")
+def _vfork_exec():
+    check_family("spawn", ["spawn"], ["spawner0", "leaf0"],
+                 lambda role, d: d["LEAK_SPAWNER"] if role == "spawner0" else d["LEAK_LEAF"])
+
+
+@test("follow.tree_three_deep")
+def _tree():
+    check_family("tree", ["tree"], ["tree0", "tree1", "tree2"],
+                 lambda role, d: d["LEAK_TREE"] + d["TREE_STEP"] * int(role[len("tree"):]))
+
+
+def make_no_follow_test(name, flag):
+    @test("follow." + name)
+    def _no_follow():
+        d = family_defines()
+        res, rep, pids, comms, details = run_followed(name, [mtlib.prog_path("family"), "tree"],
+                                                      [flag])
+        check_eq(res.rc, 0, "memtrace's exit status (family's)", details)
+        r = roles(res.stdout)
+        check_eq(sorted(r), ["tree0", "tree1", "tree2"], "roles printed by family", details)
+        check_eq(rep.started, 0, "processes it started (target line)", details)
+        check_eq(sorted(pids), [r["tree0"]], "pids in the raw profile", details)
+        check_eq(pids[r["tree0"]], expected(d["LEAK_TREE"], d["CHURN"]), "tree0: allocated/freed",
+                 details)
+
+
+# --no-follow, and no option at all: following is asked for (--follow).
+make_no_follow_test("no_follow", "--no-follow")
+make_no_follow_test("default_is_no_follow", "--default")
+
+
+@test("follow.no_follow_needs_cmd", needs=("memtrace",))
+def _no_follow_needs_cmd():
+    for args in (["--no-follow", "-p", "1"], ["--no-follow", "-d", "1"], ["--follow", "-d", "1"]):
+        res = mtlib.run_memtrace(args)
+        mtlib.check_one_line_error(res, " ".join(args), mention=["--follow"])
