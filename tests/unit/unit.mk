@@ -13,7 +13,7 @@
 UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 
 # src/report modules the tests exercise (and what those depend on).
-UNIT_REPORT := units profile frame itab cu_index proc_dwfl resolve symbolize stacks \
+UNIT_REPORT := units profile frame itab cu_index sym_index proc_dwfl resolve symbolize stacks \
                text text_fmt text_funcs text_procs text_stacks outfile
 
 UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
