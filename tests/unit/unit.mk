@@ -119,3 +119,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # How libbpf's messages are shown (src/loader/bpf_log.c).
 -include tests/unit/bpf_log.mk
+
+# The public names of aliased functions need a shared object of aliases.
+-include tests/unit/sym_alias.mk
