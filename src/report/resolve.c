@@ -203,6 +203,36 @@ static const char *die_symbol_name(Dwarf_Die *die)
 }
 
 /*
+ * Where function DIE starts, as a run-time address in *ENTRY: its entry
+ * pc, or its low pc, or else (a function split into hot and cold parts has
+ * only DW_AT_ranges) the start of the first of its ranges at which a
+ * symbol named SYM starts.  Returns 0, or -1 when there is none, -ENOMEM.
+ */
+static int die_entry(const struct lookup *lk, Dwarf_Die *die, const char *sym,
+		     Dwarf_Addr *entry)
+{
+	const struct mt_sym_index *syms;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	int err;
+
+	if (dwarf_entrypc(die, entry) == 0 || dwarf_lowpc(die, entry) == 0) {
+		*entry += lk->bias;
+		return 0;
+	}
+	err = mt_proc_dwfl_symbols(lk->mod, &syms);
+	if (err || !syms)
+		return err ? err : -1;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (mt_sym_index_has(syms, start + lk->bias, sym)) {
+			*entry = start + lk->bias;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
  * The name of the frame of function DIE, malloc'd in *NAME: for a
  * function (not inlined) that is one of several names of the symbols at
  * its entry, their public name (__strdup -> strdup); else the DIE's name.
@@ -214,9 +244,13 @@ static int frame_name(const struct lookup *lk, Dwarf_Die *die, char **name)
 	int err = 0;
 
 	*name = NULL;
-	if (sym && dwarf_tag(die) != DW_TAG_inlined_subroutine &&
-	    (dwarf_entrypc(die, &entry) == 0 || dwarf_lowpc(die, &entry) == 0))
-		err = public_name(lk, entry + lk->bias, sym, name);
+	if (sym && lk->mod && dwarf_tag(die) != DW_TAG_inlined_subroutine) {
+		err = die_entry(lk, die, sym, &entry);
+		if (err == 0)
+			err = public_name(lk, entry, sym, name);
+		else if (err == -1)
+			err = 0;
+	}
 	if (!err && !*name) {
 		*name = die_function_name(die);
 		if (!*name)

@@ -44,6 +44,27 @@ __attribute__((noinline)) int __gadget(int x)
 }
 extern __typeof(__gadget) gadget __attribute__((weak, alias("__gadget")));
 
+/*
+ * And this one too, but GCC splits it into hot and cold parts
+ * (__split_fn.cold): its DWARF has address ranges, no low pc.
+ */
+__attribute__((cold, noinline)) void split_rare(int x);
+__attribute__((cold, noinline)) void split_rare(int x)
+{
+	fprintf(stderr, "rare %d\n", x);
+}
+
+int __split_fn(int x);
+__attribute__((noinline)) int __split_fn(int x)
+{
+	if (__builtin_expect(x == 123456, 0)) {
+		split_rare(x);
+		split_rare(x + 1);
+	}
+	return x * 2;
+}
+extern __typeof(__split_fn) split_fn __attribute__((weak, alias("__split_fn")));
+
 static uint64_t addr_of(void *fn)
 {
 	assert_non_null(fn);
@@ -117,11 +138,13 @@ static void test_dwarf_alias(void **state)
 {
 	struct fixture *fx = *state;
 	struct mt_process *self = add_self(&fx->raw);
-	const uint64_t fns[] = { addr_of((void *)&__gadget) };
-	static const char *const want[] = { "gadget" };
+	const uint64_t fns[] = { addr_of((void *)&__gadget),
+				 addr_of((void *)&__split_fn) };
+	static const char *const want[] = { "gadget", "split_fn" };
 
 	assert_int_equal(gadget(1), 10);
-	check_names(fx, self, fns, want, 1);
+	assert_int_equal(split_fn(2), 4);
+	check_names(fx, self, fns, want, 2);
 	/* Named from DWARF (with its file), but by its public alias. */
 	assert_non_null(frame_of(&fx->out, 0, 0)->file);
 	assert_string_equal(base(frame_of(&fx->out, 0, 0)->file),
