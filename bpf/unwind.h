@@ -454,6 +454,7 @@ static long unwind_step(__u64 i, void *ctx)
 	if (where > 0 || !u->has_rows) {
 		sc->st.ips[n] = u->pc;
 		u->n = n + 1;
+		u->steps++;
 		if (where == 0)
 			return fp_step(u);
 		u->vm_end = 0; /* the next walk looks again */

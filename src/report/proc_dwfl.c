@@ -19,6 +19,8 @@ struct module_data {
 	const struct mt_module *mm;
 	bool indexed;               /* cus was built */
 	struct mt_cu_index cus;
+	bool sym_indexed;           /* syms was built */
+	struct mt_sym_index syms;
 };
 
 static struct module_data *module_data(Dwfl_Module *mod)
@@ -72,6 +74,7 @@ static void free_data(void **userdata)
 
 	if (data) {
 		mt_cu_index_free(&data->cus);
+		mt_sym_index_free(&data->syms);
 		free(data);
 		*userdata = NULL;
 	}
@@ -160,5 +163,23 @@ int mt_proc_dwfl_addrdie(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die **cudie,
 		data->indexed = true;
 	}
 	*cudie = mt_cu_index_find(&data->cus, pc - *bias);
+	return 0;
+}
+
+int mt_proc_dwfl_symbols(Dwfl_Module *mod, const struct mt_sym_index **syms)
+{
+	struct module_data *data = module_data(mod);
+
+	*syms = NULL;
+	if (!data)
+		return 0;
+	if (!data->sym_indexed) {
+		int err = mt_sym_index_build(&data->syms, mod);
+
+		if (err)
+			return err;
+		data->sym_indexed = true;
+	}
+	*syms = &data->syms;
 	return 0;
 }

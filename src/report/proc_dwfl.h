@@ -8,6 +8,7 @@
 
 #include <elfutils/libdwfl.h>
 #include "profile.h"
+#include "sym_index.h"
 
 /*
  * Report every module of PROC at its load bias.  A module whose ELF file
@@ -31,5 +32,12 @@ const struct mt_module *mt_proc_dwfl_module(Dwfl_Module *mod);
  */
 int mt_proc_dwfl_addrdie(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die **cudie,
 			 Dwarf_Addr *bias);
+
+/*
+ * MOD's function symbols by address (built on first use, kept with the
+ * module): *SYMS, or NULL for a module not reported by mt_proc_dwfl_open.
+ * Returns 0 or -ENOMEM.
+ */
+int mt_proc_dwfl_symbols(Dwfl_Module *mod, const struct mt_sym_index **syms);
 
 #endif /* MEMTRACE_PROC_DWFL_H */

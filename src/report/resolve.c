@@ -149,7 +149,115 @@ struct lookup {
 	uint64_t ip;
 	const struct mt_module *mm;
 	struct mt_frame_vec *out;
+	Dwfl_Module *mod;   /* libdwfl's module of IP, or NULL */
+	Dwarf_Addr bias;    /* its DWARF's load bias */
 };
+
+/*
+ * The public name (see sym_index.h) of the function starting at START (a
+ * run-time address), demangled, in *NAME (malloc'd), or NULL when no
+ * function symbol starts there or (ALIAS not NULL) none of them is named
+ * ALIAS.  Returns 0 or -ENOMEM.
+ */
+static int public_name(const struct lookup *lk, Dwarf_Addr start,
+		       const char *alias, char **name)
+{
+	const struct mt_sym_index *syms;
+	const char *pub;
+	size_t len;
+	int err;
+
+	*name = NULL;
+	if (!lk->mod)
+		return 0;
+	err = mt_proc_dwfl_symbols(lk->mod, &syms);
+	if (err || !syms || (alias && !mt_sym_index_has(syms, start, alias)))
+		return err;
+	pub = mt_sym_index_public(syms, start, &len);
+	if (!pub)
+		return 0;
+	char *copy = strndup(pub, len);
+
+	if (!copy)
+		return -ENOMEM;
+	*name = demangle(copy);
+	free(copy);
+	return *name ? 0 : -ENOMEM;
+}
+
+/* The name of function DIE's symbol (linkage name, else DW_AT_name). */
+static const char *die_symbol_name(Dwarf_Die *die)
+{
+	static const int attrs[] = { DW_AT_linkage_name,
+				     DW_AT_MIPS_linkage_name, DW_AT_name };
+	Dwarf_Attribute attr;
+
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		const char *s =
+			dwarf_formstring(dwarf_attr_integrate(die, attrs[i], &attr));
+
+		if (s)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * Where function DIE starts, as a run-time address in *ENTRY: its entry
+ * pc, or its low pc, or else (a function split into hot and cold parts has
+ * only DW_AT_ranges) the start of the first of its ranges at which a
+ * symbol named SYM starts.  Returns 0, or -1 when there is none, -ENOMEM.
+ */
+static int die_entry(const struct lookup *lk, Dwarf_Die *die, const char *sym,
+		     Dwarf_Addr *entry)
+{
+	const struct mt_sym_index *syms;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	int err;
+
+	if (dwarf_entrypc(die, entry) == 0 || dwarf_lowpc(die, entry) == 0) {
+		*entry += lk->bias;
+		return 0;
+	}
+	err = mt_proc_dwfl_symbols(lk->mod, &syms);
+	if (err || !syms)
+		return err ? err : -1;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (mt_sym_index_has(syms, start + lk->bias, sym)) {
+			*entry = start + lk->bias;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The name of the frame of function DIE, malloc'd in *NAME: for a
+ * function (not inlined) that is one of several names of the symbols at
+ * its entry, their public name (__strdup -> strdup); else the DIE's name.
+ */
+static int frame_name(const struct lookup *lk, Dwarf_Die *die, char **name)
+{
+	Dwarf_Addr entry;
+	const char *sym = die_symbol_name(die);
+	int err = 0;
+
+	*name = NULL;
+	if (sym && lk->mod && dwarf_tag(die) != DW_TAG_inlined_subroutine) {
+		err = die_entry(lk, die, sym, &entry);
+		if (err == 0)
+			err = public_name(lk, entry, sym, name);
+		else if (err == -1)
+			err = 0;
+	}
+	if (!err && !*name) {
+		*name = die_function_name(die);
+		if (!*name)
+			*name = fallback_name(lk->mm, lk->ip);
+	}
+	return err;
+}
 
 /*
  * Source file and line of ADDR (no load bias) from CUDIE's line table
@@ -181,9 +289,8 @@ static int push_function(const struct lookup *lk, Dwarf_Die *die, char *file,
 	int err = attr_file(dwarf_attr_integrate(die, DW_AT_decl_file, &attr),
 			    &f.decl_file);
 
-	f.function = die_function_name(die);
-	if (!f.function)
-		f.function = fallback_name(lk->mm, lk->ip);
+	if (!err)
+		err = frame_name(lk, die, &f.function);
 	if (dwarf_decl_line(die, &f.decl_line) != 0)
 		f.decl_line = 0;
 	f.module = module ? strdup(module) : NULL;
@@ -316,7 +423,10 @@ static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
 	const char *module = lk->mm ? lk->mm->path : NULL;
 	int err = line_at(cudie, addr, &f.file, &f.line);
 
-	f.function = demangle(name);
+	if (!err)
+		err = public_name(lk, pc - offset, NULL, &f.function);
+	if (!err && !f.function)
+		f.function = demangle(name);
 	f.module = module ? strdup(module) : NULL;
 	if (err || !f.function || missing(module, f.module)) {
 		mt_frame_clear(&f);
@@ -326,7 +436,7 @@ static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
 }
 
 /* Frames of PC in MOD: from DWARF if possible, else the ELF symbol. */
-static int resolve_in_module(const struct lookup *lk, Dwfl_Module *mod,
+static int resolve_in_module(struct lookup *lk, Dwfl_Module *mod,
 			     Dwarf_Addr pc)
 {
 	Dwarf_Die *cudie;
@@ -334,6 +444,8 @@ static int resolve_in_module(const struct lookup *lk, Dwfl_Module *mod,
 	size_t before = lk->out->n;
 	int err = mt_proc_dwfl_addrdie(mod, pc, &cudie, &bias);
 
+	lk->mod = mod;
+	lk->bias = bias;
 	if (!err && cudie)
 		err = resolve_dwarf(lk, cudie, pc - bias);
 	if (!err && lk->out->n == before)

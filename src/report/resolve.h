@@ -15,7 +15,9 @@
  * Resolve return address IP of process PROC (may be NULL) using DWFL (from
  * mt_proc_dwfl_open, may be NULL) and append at least one frame to OUT.
  * Source information is looked up at IP - 1, the call instruction; each
- * frame keeps IP as its addr.  Unresolvable addresses become a frame named
+ * frame keeps IP as its addr.  A function known by several symbols at its
+ * address (glibc's __GI___strdup, __strdup, strdup) is named by its public
+ * one, as valgrind and perf name it (sym_index.h).  Unresolvable addresses become a frame named
  * "MODULE+0xOFFSET" (OFFSET relative to the ELF file) or "[unknown]+0xIP".
  * Returns 0 or -ENOMEM.
  */

@@ -4,6 +4,7 @@
   trace(prog, metric, ...)  memtrace -- build/tests/progs/PROG, report parsed
   parse_report(text)        header, table rows and stacks of a text report
   valgrind(prog)            valgrind's "total heap usage" / "in use at exit"
+  parse_raw(text, details)  the stacks of a --raw report: ips and frames
   marker_line(src, marker)  line of the /* MARKER */ comment in a program
   @test(name, ...)          register a test; run.py runs them and prints
                             PASS name / FAIL name: reason / SKIP name: reason
@@ -537,6 +538,45 @@ def parse_report(text):
                 break
             i += 1
     return rep
+
+
+# ---------------------------------------------------------------- --raw
+
+RawStack = collections.namedtuple("RawStack", "pid alloc_bytes alloc_objects inuse_bytes inuse_objects ips frames")
+# offset: the address in the module's file (its link-time address), None
+# for an address in no mapped file.
+Ip = collections.namedtuple("Ip", "addr module offset")
+RawFrame = collections.namedtuple("RawFrame", "function location inlined")
+
+_RAW_STACK = re.compile(r"^stack \d+ id 0x[0-9a-f]+ pid (\d+): allocated (\d+) bytes in (\d+) objects, "
+                        r"freed (\d+) bytes in (\d+) objects")
+_RAW_IP = re.compile(r"^\s+ip #(\d+)\s+0x([0-9a-f]+)\s+(\S+(?: module\])?)$")
+_RAW_FRAME = re.compile(r"^\s+frame #(\d+)\s+(\S+)(?:\s+(\S+?))?(\s+\(inlined\))?$")
+
+
+def parse_raw(text, details):
+    """The stacks of a --raw report, in order."""
+    stacks, cur = [], None
+    for line in text.splitlines():
+        m = _RAW_STACK.match(line)
+        if m:
+            pid, ab, ao, fb, fo = (int(g) for g in m.groups())
+            cur = RawStack(pid, ab, ao, ab - fb, ao - fo, [], [])
+            stacks.append(cur)
+            continue
+        m = _RAW_IP.match(line)
+        if m and cur is not None:
+            check_eq(int(m.group(1)), len(cur.ips), "ip number", details)
+            om = re.match(r"^(.*)\+0x([0-9a-f]+)$", m.group(3))
+            if om:
+                cur.ips.append(Ip(int(m.group(2), 16), om.group(1), int(om.group(2), 16)))
+            else:
+                cur.ips.append(Ip(int(m.group(2), 16), m.group(3), None))
+            continue
+        m = _RAW_FRAME.match(line)
+        if m and cur is not None:
+            cur.frames.append(RawFrame(m.group(2), m.group(3) or "", bool(m.group(4))))
+    return stacks
 
 
 # ---------------------------------------------------------------- tracing

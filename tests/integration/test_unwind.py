@@ -6,45 +6,12 @@ with its line, in order; the frames in libc between or below them, by
 module; the walk reaching the outermost frame (_start, or clone3 for a
 thread), no stack truncated, no frame outside an executable mapping."""
 
-import collections
 import os
 import re
 import tempfile
 
 import mtlib
-from mtlib import check, check_eq, test
-
-RawStack = collections.namedtuple("RawStack", "pid alloc_bytes alloc_objects inuse_bytes inuse_objects ips frames")
-Ip = collections.namedtuple("Ip", "addr module")
-RawFrame = collections.namedtuple("RawFrame", "function location inlined")
-
-_STACK = re.compile(r"^stack \d+ id 0x[0-9a-f]+ pid (\d+): allocated (\d+) bytes in (\d+) objects, "
-                    r"freed (\d+) bytes in (\d+) objects")
-_IP = re.compile(r"^\s+ip #(\d+)\s+0x([0-9a-f]+)\s+(\S+)$")
-_FRAME = re.compile(r"^\s+frame #(\d+)\s+(\S+)(?:\s+(\S+?))?(\s+\(inlined\))?$")
-
-
-def parse_raw(text, details):
-    """The stacks of a --raw report."""
-    stacks, cur = [], None
-    for line in text.splitlines():
-        m = _STACK.match(line)
-        if m:
-            pid, ab, ao, fb, fo = (int(g) for g in m.groups())
-            cur = RawStack(pid, ab, ao, ab - fb, ao - fo, [], [])
-            stacks.append(cur)
-            continue
-        m = _IP.match(line)
-        if m and cur is not None:
-            check_eq(int(m.group(1)), len(cur.ips), "ip number", details)
-            mod = re.sub(r"\+0x[0-9a-f]+$", "", m.group(3))
-            cur.ips.append(Ip(int(m.group(2), 16), mod))
-            continue
-        m = _FRAME.match(line)
-        if m and cur is not None:
-            cur.frames.append(RawFrame(m.group(2), m.group(3) or "", bool(m.group(4))))
-    return stacks
-
+from mtlib import check, check_eq, parse_raw, test
 
 def module_runs(ips):
     """The ips' modules with runs of one module collapsed: libc.so.6+ ..."""

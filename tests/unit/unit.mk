@@ -13,7 +13,7 @@
 UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 
 # src/report modules the tests exercise (and what those depend on).
-UNIT_REPORT := units profile frame itab cu_index proc_dwfl resolve symbolize stacks blocks \
+UNIT_REPORT := units profile frame itab cu_index sym_index proc_dwfl resolve symbolize stacks blocks \
                text text_fmt text_funcs text_procs text_stacks outfile
 
 UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
@@ -122,3 +122,6 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # The BPF hash-map walk tests need src/loader/map_walk.c and libbpf.
 -include tests/unit/map_walk.mk
+
+# The public names of aliased functions need a shared object of aliases.
+-include tests/unit/sym_alias.mk
