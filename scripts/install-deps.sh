@@ -10,6 +10,7 @@ PKGS=(
 	libcmocka-dev python3 valgrind util-linux procps golang-go
 	clang-tidy cppcheck
 	libjemalloc-dev libgoogle-perftools-dev
+	gawk sqlite3
 )
 
 missing=()
