@@ -471,11 +471,12 @@ tn = [s["trap_ns"] for s in summary.values() if s.get("trap_ns")]
 tc = [s["trap_cpu_ns"] for s in summary.values() if s.get("trap_cpu_ns")]
 if tn:
     print(f"trap cost on this machine, from the floor rows: {med(tn):.0f} ns per trap wall"
-          + (f", {med(tc):.0f} ns CPU" if tc else "")
-          + " (median over the workloads: " + ", ".join(f"{w} {s['trap_ns']:.0f}" for w, s in summary.items()
-                                                       if s.get("trap_ns")) + ";")
-    print("  traps = allocator calls + allocations, each call trapping at its entry and each allocation")
-    print("  at its return too); scale the ns columns by your machine's figure over this one")
+          + (f", {med(tc):.0f} ns CPU" if tc else "") + " (median over the workloads)")
+    print("  per workload (wall / CPU): " + ", ".join(
+        f"{w} {s['trap_ns']:.0f} / " + (f"{s['trap_cpu_ns']:.0f}" if s.get("trap_cpu_ns") else "-")
+        for w, s in summary.items() if s.get("trap_ns")))
+    print("  traps = allocator calls + allocations (each call traps at its entry, each allocation at its")
+    print("  return too); to scale the ns columns to another machine, use its figure over this one")
 
 # ---- targets ----
 print()
