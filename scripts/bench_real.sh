@@ -365,7 +365,7 @@ for l in E.get("BENCH_SKIPS", "").splitlines():
         print(f"  skipped:  {l}")
 print()
 
-hdr = ["workload / row", "run s", "added ns/call", "/floor", "cpu added ns/call", "cpu /floor",
+hdr = ["workload / row", "run s", "total s", "added ns/call", "/floor", "cpu added ns/call", "cpu /floor",
        "start s", "end s", "tool CPU s", "tool maxrss", "drops"]
 lines, notes, summary = [], [], {}
 for w in E["BENCH_WORKLOADS"].split():
@@ -399,7 +399,7 @@ for w in E["BENCH_WORKLOADS"].split():
             rss_s = "<=" + rss_s
         drops = [r["h"].get("drops") for r in res]
         untr = row == "untraced"
-        lines.append([label, f"{med(r['run'] for r in res):.3f}",
+        lines.append([label, f"{med(r['run'] for r in res):.3f}", f"{med(r['total'] for r in res):.2f}",
                       "-" if untr or a is None else f"{a:.0f}",
                       "-" if untr or a is None or not fl else f"{a / fl:.2f}x",
                       "-" if untr or ac is None else f"{ac:.0f}",
@@ -434,8 +434,9 @@ for l in lines:
     print(fmt(l))
 print()
 print("run s: the workload's own wall time (stamp.so: first constructor to last destructor), so the")
-print("tracer's start-up and report are not in it; start s: tracer launched -> workload's first")
-print("constructor; end s: workload's exit -> tracer's exit (memtrace: its report).")
+print("tracer's start-up and report are not in it; total s: the whole command, tracer and all;")
+print("start s: tracer launched -> workload's first constructor; end s: workload's exit -> tracer's")
+print("exit (memtrace: its report).")
 print("added ns/call: run s minus untraced, over the allocator calls of memtrace's full-tracing report")
 print("(its events: line); /floor: over memtrace --probe-only's added ns/call.  cpu: the same on the")
 print("workload's own user+sys time (probe handling included), less disturbed by other load.")
