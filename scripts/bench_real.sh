@@ -207,7 +207,7 @@ say "$REPS rounds of: $(for w in $WORKLOADS; do [ -n "${WL_SKIP[$w]:-}" ] || pri
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 # Other tracers on the machine, noted at each round: a system-wide one
 # (memtrace without -p or --, any bpftrace) puts its traps into every row.
-others() { pgrep -a -x 'memtrace|bpftrace' >>"$T/others" || true; }
+others() { pgrep -a -x 'memtrace|bpftrace' >>"$T/others" 2>/dev/null || true; }
 START=$SECONDS
 : >"$T/runs"
 : >"$T/others"
