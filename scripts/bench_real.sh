@@ -43,6 +43,9 @@ WORKLOADS=${BENCH_REAL_WORKLOADS:-gawk python3 sqlite3 cxx}
 STACKS=${BENCH_REAL_STACKS:-10000}
 SAMPLE_BYTES=524288
 MEMTRACE=$PWD/memtrace
+# Under sudo, memtrace runs CMD as the invoking user unless --as-root: the
+# workloads run as root in every row (they write into the run directory).
+MT=("$MEMTRACE" --as-root)
 PY=/usr/bin/python3
 STAMP=$PWD/build/bench/stamp.so
 CXXWORK=$PWD/build/bench/cxxwork
@@ -187,10 +190,10 @@ run_row() {
 	read -ra cmd <<<"${WL_CMD[$w]}"
 	case $row in
 	untraced) ;;
-	floor) tool=("$MEMTRACE" --probe-only -o "$p.report" --) ;;
-	full) tool=("$MEMTRACE" -o "$p.report" --) ;;
-	sampling) tool=("$MEMTRACE" -s "$SAMPLE_BYTES" -o "$p.report" --) ;;
-	fpwalk) tool=("$MEMTRACE" --unwind fp -o "$p.report" --) ;;
+	floor) tool=("${MT[@]}" --probe-only -o "$p.report" --) ;;
+	full) tool=("${MT[@]}" -o "$p.report" --) ;;
+	sampling) tool=("${MT[@]}" -s "$SAMPLE_BYTES" -o "$p.report" --) ;;
+	fpwalk) tool=("${MT[@]}" --unwind fp -o "$p.report" --) ;;
 	heaptrack) tool=(heaptrack -o "$p.heaptrack") ;;
 	valgrind) tool=(valgrind --tool=memcheck --log-file="$p.valgrind") ;;
 	bpftrace) tool=(bpftrace -e "$BPFTRACE_PROG" -c "${cmd[*]}"); cmd=() ;;
@@ -206,7 +209,8 @@ say "$REPS rounds of: $(for w in $WORKLOADS; do [ -n "${WL_SKIP[$w]:-}" ] || pri
 	"$(for r in $ROWS; do [ -n "${TOOL_SKIP[$r]:-}" ] || printf '%s ' "$r"; done)"
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 # Other tracers on the machine, noted at each round: a system-wide one
-# (memtrace without -p or --, any bpftrace) puts its traps into every row.
+# (memtrace without -p or --, or with --follow; any bpftrace) puts its
+# traps into every row.
 others() { pgrep -a -x 'memtrace|bpftrace' >>"$T/others" 2>/dev/null || true; }
 START=$SECONDS
 : >"$T/runs"
@@ -228,14 +232,14 @@ TRUE_EXE=$(readlink -f /bin/true)
 for ((rep = 1; rep <= REPS; rep++)); do
 	p=$T/true.$rep rc=0
 	"$PY" "$T/rusage.py" "$p.ru" env LD_PRELOAD="$STAMP" STAMP_OUT="$p.stamp" STAMP_EXE="$TRUE_EXE" \
-		"$MEMTRACE" -o "$p.report" -- /bin/true >"$p.out" 2>"$p.err" </dev/null || rc=$?
+		"${MT[@]}" -o "$p.report" -- /bin/true >"$p.out" 2>"$p.err" </dev/null || rc=$?
 	echo "true startup $rep $p $rc" >>"$T/runs"
 done
 # Report time over STACKS distinct stacks: churn's exit to memtrace's exit.
 if [ "$STACKS" -gt 0 ]; then
 	for ((rep = 1; rep <= REPS; rep++)); do
 		p=$T/stacks.$rep rc=0
-		"$PY" "$T/rusage.py" "$p.ru" "$MEMTRACE" --max-stacks $((STACKS * 2)) -o "$p.report" \
+		"$PY" "$T/rusage.py" "$p.ru" "${MT[@]}" --max-stacks $((STACKS * 2)) -o "$p.report" \
 			-- "$CHURN" --stacks "$STACKS" -o "$p.churn" >"$p.out" 2>"$p.err" </dev/null || rc=$?
 		echo "stacks report $rep $p $rc" >>"$T/runs"
 	done
@@ -348,7 +352,8 @@ syswide = {}
 for l in open(os.path.join(T, "others")):
     pid, _, args = l.strip().partition(" ")
     a = args.split()
-    if a and a[0].endswith("memtrace") and ("--" in a or "report" in a[1:2]
+    # --follow puts the probes on every process (for now): system-wide too.
+    if a and a[0].endswith("memtrace") and "--follow" not in a and ("--" in a or "report" in a[1:2]
                                             or any(x in ("-p", "--pid") or x.startswith("--pid=") for x in a)):
         continue
     syswide.setdefault(pid, args[:110])
@@ -385,6 +390,12 @@ for w in E["BENCH_WORKLOADS"].split():
         b = base if key == "run" else base_cpu
         return None if b is None else (med(r[key] for r in R[row]) - b) * 1e9 / calls
     fl, fl_cpu = added("floor"), added("floor", "cpu")
+    # A floor not above the untraced run (a system-wide tracer trapping the
+    # untraced row, or noise) gives no ratio.
+    if (fl is not None and fl <= 0) or (fl_cpu is not None and fl_cpu <= 0):
+        notes.append(f"{w}: the floor is not above the untraced row: no ratios for it")
+        fl = fl if fl and fl > 0 else None
+        fl_cpu = fl_cpu if fl_cpu and fl_cpu > 0 else None
     lines.append([f"{w}: {int(calls):,} allocator calls" if calls else f"{w}: allocator calls unknown"])
     summary[w] = {"calls": calls}
     for row, res in R.items():
@@ -408,6 +419,8 @@ for w in E["BENCH_WORKLOADS"].split():
                       "-" if untr else f"{med(r['tool_cpu'] for r in res):.2f}",
                       "-" if untr else rss_s,
                       "-" if None in drops or row in ("floor",) else str(max(drops))])
+        if row == "floor":
+            a, ac = fl, fl_cpu
         summary[w][row] = (a, ac)
         runs_s = ", ".join(f"{r['run']:.3f}" for r in res)
         spread = (max(r["run"] for r in res) - min(r["run"] for r in res)) / med(r["run"] for r in res)
