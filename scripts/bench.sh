@@ -567,4 +567,7 @@ print(f"\nbench: {E['BENCH_ELAPSED']} s in all")
 raise SystemExit(1 if failed else 0)
 EOF
 
+# The real-workload rows (gawk, python3, sqlite3, C++): scripts/bench_real.sh.
+[ "${BENCH_REAL:-1}" = 0 ] || scripts/bench_real.sh || FAILED=1
+
 exit "$FAILED"
