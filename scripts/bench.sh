@@ -141,7 +141,9 @@ run_untraced() { run_untraced_on "$CHURN" untraced "$1"; }
 run_memtrace_on() { # CHURN-BINARY ROW-NAME REP MEMTRACE-OPTIONS...
 	local bin=$1 p=$T/$2.$3
 	shift 3
-	python3 "$T/rusage.py" "$p.ru" "$MEMTRACE" "$@" -o "$p.report" \
+	# --as-root: under sudo, churn still writes into this root-owned
+	# run directory.
+	python3 "$T/rusage.py" "$p.ru" "$MEMTRACE" --as-root "$@" -o "$p.report" \
 		--metric alloc_objects --folded="$p.folded" \
 		-- "$bin" "${CHURN_ARGS[@]}" -o "$p.churn" >"$p.err" 2>&1
 }
@@ -193,7 +195,7 @@ if [ "$STACKS" -gt 0 ]; then
 		echo "bench.sh: report over $STACKS stacks, run $rep/$REPS" >&2
 		p=$T/stacks.$rep
 		rc=0
-		python3 "$T/rusage.py" "$p.ru" "$MEMTRACE" --max-stacks $((STACKS * 2)) -o "$p.report" \
+		python3 "$T/rusage.py" "$p.ru" "$MEMTRACE" --as-root --max-stacks $((STACKS * 2)) -o "$p.report" \
 			-- "$CHURN" --stacks "$STACKS" -o "$p.churn" >"$p.err" 2>&1 || rc=$?
 		echo "stacks $rep $p $rc" >>"$T/runs"
 	done
@@ -207,7 +209,7 @@ for prog in /usr/bin/python3 "$T/cxx"; do
 	[ -x "$prog" ] || continue
 	args=()
 	[ "$prog" = /usr/bin/python3 ] && args=(-c pass)
-	"$MEMTRACE" -v --text=/dev/null -- "$prog" "${args[@]}" 2>&1 |
+	"$MEMTRACE" -v --as-root --text=/dev/null -- "$prog" "${args[@]}" 2>&1 |
 		grep '^memtrace: unwind table of' >>"$T/tables" || true
 done
 ELAPSED=$((SECONDS - START))
