@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "build_id.h"
 #include "elf_syms.h"
 #include "proc_maps.h"
 
@@ -51,6 +52,11 @@ static int add_module(struct mt_process *proc, const struct mt_maps *maps,
 
 		if (!o->path || strcmp(o->path, m->path) != 0)
 			continue;
+		if (o->exec && !exec) {
+			mod.text_start = o->start;
+			mod.text_end = o->end;
+			mod.text_offset = o->offset;
+		}
 		exec |= o->exec;
 		if (o->end > mod.end)
 			mod.end = o->end;
@@ -64,6 +70,8 @@ static int add_module(struct mt_process *proc, const struct mt_maps *maps,
 			close(mod.fd);
 		return 0; /* not an ELF file we can read: leave unresolved */
 	}
+	/* From the descriptor: the file the process mapped, wherever it is. */
+	mt_build_id_hex(mod.fd, mod.build_id, sizeof(mod.build_id));
 	if (!keep_fd) {
 		close(mod.fd);
 		mod.fd = -1;

@@ -26,7 +26,8 @@ static bool str_same(const char *a, const char *b)
 bool mt_frame_same(const struct mt_frame *a, const struct mt_frame *b)
 {
 	return a->line == b->line && a->decl_line == b->decl_line &&
-	       a->inlined == b->inlined && str_same(a->function, b->function) &&
+	       a->inlined == b->inlined && a->unresolved == b->unresolved &&
+	       a->no_inlines == b->no_inlines && str_same(a->function, b->function) &&
 	       str_same(a->file, b->file) &&
 	       str_same(a->decl_file, b->decl_file) &&
 	       str_same(a->module, b->module);

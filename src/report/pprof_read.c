@@ -25,6 +25,7 @@
 #include <zlib.h>
 #include "frame.h"
 #include "itab.h"
+#include "pprof_facts.h"
 #include "pprof_pb.h"
 #include "units.h"
 
@@ -272,6 +273,8 @@ struct rd {
 	struct mt_itab procidx;
 	size_t proccap;
 	size_t nrefs;           /* frame references of all samples */
+	uint32_t *mappid;       /* per mapping: 1 + pid of its first sample,
+				   0 while no kept sample uses it */
 	int64_t total[MT_NVALUES];
 	struct mt_profile *out;
 };
@@ -501,8 +504,19 @@ static const PbMapping *mapping_of(const struct rd *r, const PbLocation *l)
 	return r->pb->mapping[idx];
 }
 
-/* Name of code without symbols, as resolve.c names it: "FILE+0xOFFSET"
- * (FILE: the mapping's base name), or "[unknown]+0xADDR". */
+/* The return address a location's address (on the call) stands for. */
+static uint64_t return_address(const PbLocation *l)
+{
+	return l->address && l->address < UINT64_MAX ? l->address + 1 : l->address;
+}
+
+/*
+ * Name of code without symbols, as resolve.c names it: "FILE+0xOFFSET"
+ * (FILE: the mapping's base name; OFFSET: of the address in the file, which
+ * is resolve.c's ELF address when the executable segment's address equals
+ * its offset, as in position-independent code linked by GNU ld), or
+ * "[unknown]+0xADDR".
+ */
 static char *unresolved_name(const struct rd *r, const PbLocation *l)
 {
 	const PbMapping *m = mapping_of(r, l);
@@ -529,7 +543,7 @@ static bool make_frame(const struct rd *r, const PbLocation *l, size_t j,
 	const PbMapping *m = mapping_of(r, l);
 	bool ok = m ? dup_nonempty(str_at(pb, m->filename), &f->module) : true;
 
-	f->addr = l->address;
+	f->addr = return_address(l);
 	if (j < l->n_line) {
 		const PbFunction *fn = NULL;
 		uint32_t idx;
@@ -549,9 +563,13 @@ static bool make_frame(const struct rd *r, const PbLocation *l, size_t j,
 		}
 		f->line = (int)l->line[j]->line;
 		f->inlined = j + 1 < l->n_line;
+		/* Inlining is known where the mapping says it was expanded. */
+		f->no_inlines = m && !m->has_inline_frames;
 	}
-	if (ok && !f->function)
+	if (ok && !f->function) {
 		ok = (f->function = unresolved_name(r, l)) != NULL;
+		f->unresolved = true;
+	}
 	return ok;
 }
 
@@ -594,13 +612,24 @@ static size_t location_depth(const PbLocation *l)
 	return l->n_line ? l->n_line : 1;
 }
 
-/* Append the frames of location I to r->locframes. */
-static int convert_location(struct rd *r, size_t i)
+/* Note that PID's samples use the mapping of L (the first pid stays). */
+static void use_mapping(struct rd *r, const PbLocation *l, uint32_t pid)
+{
+	uint32_t idx;
+
+	if (find_id(r, K_MAPPING, &r->mapidx, l->mapping_id, &idx) &&
+	    !r->mappid[idx])
+		r->mappid[idx] = pid + 1;
+}
+
+/* Append the frames of location I (of a sample of PID) to r->locframes. */
+static int convert_location(struct rd *r, size_t i, uint32_t pid)
 {
 	const PbLocation *l = r->pb->location[i];
 	size_t n = location_depth(l);
 	uint32_t *v = r->locframes;
 
+	use_mapping(r, l, pid);
 	if (r->nlocframes + n > r->locframecap) {
 		size_t cap = r->locframecap ? r->locframecap : 64;
 
@@ -630,11 +659,12 @@ static int convert_location(struct rd *r, size_t i)
 }
 
 /* The frame indices of location I (converted on first use), or NULL. */
-static const uint32_t *location_frames(struct rd *r, size_t i, int *err)
+static const uint32_t *location_frames(struct rd *r, size_t i, uint32_t pid,
+				       int *err)
 {
 	*err = 0;
 	if (!r->locfirst[i])
-		*err = convert_location(r, i);
+		*err = convert_location(r, i, pid);
 	if (*err || !r->locframes)
 		return NULL;
 	return r->locframes + r->locfirst[i] - 1;
@@ -702,8 +732,9 @@ static int sample_depth(struct rd *r, size_t si, const PbSample *s,
 	return 0;
 }
 
-/* The frames of sample S (its location ids were checked) into OUT. */
-static int fill_frames(struct rd *r, const PbSample *s, uint32_t *out)
+/* The frames of sample S of PID (its location ids were checked) into OUT. */
+static int fill_frames(struct rd *r, const PbSample *s, uint32_t pid,
+		       uint32_t *out)
 {
 	size_t n = 0;
 
@@ -713,7 +744,7 @@ static int fill_frames(struct rd *r, const PbSample *s, uint32_t *out)
 		int err;
 
 		find_id(r, K_LOCATION, &r->locidx, s->location_id[i], &idx);
-		frames = location_frames(r, idx, &err);
+		frames = location_frames(r, idx, pid, &err);
 		if (!frames)
 			return err ? err : fail_nomem(r->e);
 		memcpy(out + n, frames,
@@ -798,7 +829,7 @@ static int convert_sample(struct rd *r, size_t si)
 		out->frames = calloc(depth, sizeof(*out->frames));
 		if (!out->frames)
 			return fail_nomem(r->e);
-		err = fill_frames(r, s, out->frames);
+		err = fill_frames(r, s, sp.pid, out->frames);
 		if (err) {
 			free(out->frames);
 			out->frames = NULL;
@@ -821,7 +852,9 @@ static int convert_samples(struct rd *r)
 	r->out->samples = calloc(n ? n : 1, sizeof(*r->out->samples));
 	r->locfirst = calloc(r->pb->n_location ? r->pb->n_location : 1,
 			     sizeof(*r->locfirst));
-	if (!r->out->samples || !r->locfirst)
+	r->mappid = calloc(r->pb->n_mapping ? r->pb->n_mapping : 1,
+			   sizeof(*r->mappid));
+	if (!r->out->samples || !r->locfirst || !r->mappid)
 		return fail_nomem(r->e);
 	for (size_t i = 0; i < n; i++) {
 		int err = convert_sample(r, i);
@@ -867,27 +900,39 @@ static void set_target(struct rd *r)
 		snprintf(sum->target, sizeof(sum->target), "%s", pr->comm);
 }
 
-/* The text after "KEY: " in the profile's comments, or NULL. */
-static const char *comment_of(struct rd *r, const char *key)
+/* The mappings the kept samples use, with the pid of the first of them. */
+static int set_maps(struct rd *r)
 {
-	size_t len = strlen(key);
+	const PbProfile *pb = r->pb;
+	struct mt_profile *p = r->out;
+	size_t n = 0;
 
-	for (size_t i = 0; i < r->pb->n_comment; i++) {
-		const char *c = str_at(r->pb, r->pb->comment[i]);
+	for (size_t i = 0; i < pb->n_mapping; i++)
+		n += r->mappid[i] && str_at(pb, pb->mapping[i]->filename)[0];
+	if (!n)
+		return 0;
+	p->maps = calloc(n, sizeof(*p->maps));
+	if (!p->maps)
+		return fail_nomem(r->e);
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const PbMapping *m = pb->mapping[i];
+		struct mt_map *o = &p->maps[p->nmaps];
+		const char *file = str_at(pb, m->filename);
 
-		if (strncmp(c, key, len) == 0 && c[len] == ':' && c[len + 1] == ' ')
-			return c + len + 2;
+		if (!r->mappid[i] || !file[0])
+			continue;
+		o->path = strdup(file);
+		if (!o->path)
+			return fail_nomem(r->e);
+		o->pid = r->mappid[i] - 1;
+		o->start = m->memory_start;
+		o->limit = m->memory_limit;
+		o->offset = m->file_offset;
+		snprintf(o->build_id, sizeof(o->build_id), "%s",
+			 str_at(pb, m->build_id));
+		p->nmaps++;
 	}
-	return NULL;
-}
-
-static void set_allocator(struct rd *r)
-{
-	const char *a = comment_of(r, "allocator");
-
-	if (a)
-		snprintf(r->out->sum.allocator, sizeof(r->out->sum.allocator),
-			 "%s", a);
+	return 0;
 }
 
 /*
@@ -897,33 +942,43 @@ static void set_allocator(struct rd *r)
 static void set_sampling(struct rd *r)
 {
 	const PbValueType *pt = r->pb->period_type;
-	const char *n = comment_of(r, "sampled allocations");
 
 	if (!pt || r->pb->period <= 1 ||
 	    strcmp(str_at(r->pb, pt->type), "space") != 0 ||
 	    strcmp(str_at(r->pb, pt->unit), "bytes") != 0)
 		return;
 	r->out->sum.sample_bytes = (uint64_t)r->pb->period;
-	if (n)
-		r->out->sum.counters[MT_CNT_SAMPLES] = strtoull(n, NULL, 10);
 }
 
-static void set_summary(struct rd *r)
+static int set_summary(struct rd *r)
 {
 	struct mt_summary *sum = &r->out->sum;
 	const int64_t *t = r->total;
+	size_t n = r->pb->n_comment;
+	const char **comments = calloc(n ? n : 1, sizeof(*comments));
+	bool counters;
 
+	if (!comments)
+		return fail_nomem(r->e);
+	for (size_t i = 0; i < n; i++)
+		comments[i] = str_at(r->pb, r->pb->comment[i]);
 	set_target(r);
-	set_allocator(r);
+	mt_facts_read(comments, n, sum, &counters);
+	free(comments);
 	set_sampling(r);
 	if (r->pb->duration_nanos > 0)
 		sum->duration_s = (double)r->pb->duration_nanos / 1e9;
+	else
+		sum->missing |= MT_FACT_DURATION;
+	if (counters)
+		return 0;
 	sum->counters[MT_CNT_ALLOC_OBJECTS] = nonneg(t[MT_ALLOC_OBJECTS]);
 	sum->counters[MT_CNT_ALLOC_BYTES] = nonneg(t[MT_ALLOC_SPACE]);
 	sum->counters[MT_CNT_FREE_OBJECTS] =
 		nonneg_diff(t[MT_ALLOC_OBJECTS], t[MT_INUSE_OBJECTS]);
 	sum->counters[MT_CNT_FREE_BYTES] =
 		nonneg_diff(t[MT_ALLOC_SPACE], t[MT_INUSE_SPACE]);
+	return 0;
 }
 
 /* ---- putting it together ---- */
@@ -943,7 +998,9 @@ static int convert(struct rd *r)
 	if (!err)
 		err = convert_samples(r);
 	if (!err)
-		set_summary(r);
+		err = set_maps(r);
+	if (!err)
+		err = set_summary(r);
 	return err;
 }
 
@@ -957,6 +1014,7 @@ static void rd_free(struct rd *r)
 	mt_frame_vec_free(&r->frames);
 	free(r->locfirst);
 	free(r->locframes);
+	free(r->mappid);
 }
 
 static int decode(const uint8_t *data, size_t len, const char *name,

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +19,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <elfutils/libdwelf.h>
 #include <zlib.h>
 #include "itab.h"
 #include "outfile.h"
+#include "pprof_facts.h"
 #include "pprof_pb.h"
 #include "units.h"
 
@@ -33,7 +32,6 @@ static const char *value_unit(enum mt_value v)
 	return mt_value_is_bytes(v) ? "bytes" : "count";
 }
 
-#define MAX_COMMENTS 4
 #define LABELS_PER_SAMPLE 2
 
 /* The string table: borrowed strings, plus the ones it owns. */
@@ -49,6 +47,9 @@ struct wmapping {
 	uint32_t pid;
 	int64_t file;      /* string index */
 	int64_t build_id;  /* string index */
+	const struct mt_map *m;  /* its range, or NULL if not known */
+	/* What every location in it has (pprof's has_* flags). */
+	bool functions, filenames, line_numbers, inline_frames;
 };
 
 struct wfunction {
@@ -84,7 +85,6 @@ struct writer {
 	struct wmapping *maps;
 	size_t nmaps, mapcap;
 	struct mt_itab mapidx;   /* (pid, file) */
-	struct mt_itab fileidx;  /* file: first mapping of it (build ids) */
 	struct wfunction *funcs;
 	size_t nfuncs, funccap;
 	struct mt_itab funcidx;
@@ -99,7 +99,7 @@ struct writer {
 	size_t nsamples, samplecap;
 	int64_t *proc_comm;      /* per process: string index of its name */
 	struct mt_itab procidx;  /* pid: first named process */
-	int64_t comments[MAX_COMMENTS];
+	int64_t *comments;
 	size_t ncomments;
 };
 
@@ -210,38 +210,6 @@ static void strtab_free(struct strtab *st)
 
 /* ---- mappings ---- */
 
-/* Hex GNU build id of the ELF file at PATH into *HEX (NULL if none). */
-static int read_build_id(const char *path, char **hex)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	struct stat sb;
-	int err = 0;
-
-	*hex = NULL;
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    elf_version(EV_CURRENT) != EV_NONE) {
-		Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-		const void *id = NULL;
-		ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
-
-		if (n > 0 && n <= 256) {
-			const unsigned char *b = id;
-
-			*hex = malloc((size_t)n * 2 + 1);
-			if (!*hex)
-				err = -ENOMEM;
-			for (ssize_t i = 0; *hex && i < n; i++)
-				snprintf(*hex + i * 2, 3, "%02x", b[i]);
-		}
-		if (elf)
-			elf_end(elf);
-	}
-	close(fd);
-	return err;
-}
-
 struct map_key {
 	const struct writer *w;
 	uint32_t pid;
@@ -255,68 +223,43 @@ static bool map_eq(const void *ctx, uint32_t idx)
 	return k->w->maps[idx].pid == k->pid && k->w->maps[idx].file == k->file;
 }
 
-static bool file_eq(const void *ctx, uint32_t idx)
+/* What P says about file PATH of process PID, or NULL. */
+static const struct mt_map *map_info(const struct mt_profile *p, uint32_t pid,
+				     const char *path)
 {
-	const struct map_key *k = ctx;
-
-	return k->w->maps[idx].file == k->file;
-}
-
-static uint64_t file_hash(int64_t file)
-{
-	return mt_hash_u64(MT_HASH_SEED, (uint64_t)file);
-}
-
-/*
- * String index of the build id of FILE (0 if unknown) into *BID; *SEEN
- * tells whether an earlier mapping has the same file (and so the id).
- */
-static int build_id_of(struct writer *w, const char *path, int64_t file,
-		       int64_t *bid, bool *seen)
-{
-	struct map_key k = { w, 0, file };
-	uint32_t found;
-	char *hex;
-	int err;
-
-	*bid = 0;
-	*seen = mt_itab_find(&w->fileidx, file_hash(file), file_eq, &k, &found);
-	if (*seen) {
-		*bid = w->maps[found].build_id;
-		return 0;
+	for (size_t i = 0; p->maps && i < p->nmaps; i++) {
+		if (p->maps[i].pid == pid && p->maps[i].path &&
+		    strcmp(p->maps[i].path, path) == 0)
+			return &p->maps[i];
 	}
-	if (w->o->no_build_ids)
-		return 0;
-	err = read_build_id(path, &hex);
-	if (err || !hex)
-		return err;
-	return str_intern_owned(&w->st, hex, bid);
+	return NULL;
 }
 
 static int map_add(struct writer *w, const struct map_key *k, uint64_t hash,
 		   const char *path)
 {
+	struct wmapping m = { .pid = k->pid, .file = k->file, .functions = true,
+			      .filenames = true, .line_numbers = true,
+			      .inline_frames = true };
 	struct wmapping *v;
-	int64_t bid;
-	bool seen;
-	uint32_t idx = (uint32_t)w->nmaps;
 	int err;
 
 	if (w->nmaps >= UINT32_MAX)
 		return -EOVERFLOW;
-	err = build_id_of(w, path, k->file, &bid, &seen);
-	if (err)
-		return err;
+	m.m = map_info(w->p, k->pid, path);
+	if (m.m && m.m->build_id[0] && !w->o->no_build_ids) {
+		err = str_intern(&w->st, m.m->build_id, &m.build_id);
+		if (err)
+			return err;
+	}
 	v = reserve(w->maps, &w->mapcap, w->nmaps + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	w->maps = v;
-	err = mt_itab_add(&w->mapidx, hash, idx);
-	if (!err && !seen)
-		err = mt_itab_add(&w->fileidx, file_hash(k->file), idx);
+	err = mt_itab_add(&w->mapidx, hash, (uint32_t)w->nmaps);
 	if (err)
 		return err;
-	w->maps[w->nmaps++] = (struct wmapping){ k->pid, k->file, bid };
+	w->maps[w->nmaps++] = m;
 	return 0;
 }
 
@@ -402,6 +345,16 @@ static int function_id(struct writer *w, const struct mt_frame *f,
 
 /* ---- locations ---- */
 
+/*
+ * A location's address is on the call instruction, as pprof expects: the
+ * frames' addresses are return addresses, one byte past it at least.
+ */
+static uint64_t call_address(uint64_t ret)
+{
+	return ret ? ret - 1 : 0;
+}
+
+
 /* A location is identified by its process and its frames (leaf first). */
 struct loc_key {
 	const struct writer *w;
@@ -415,7 +368,14 @@ static bool loc_eq(const void *ctx, uint32_t idx)
 	const struct loc_key *k = ctx;
 	const struct wlocation *l = &k->w->locs[idx];
 
-	if (l->pid != k->pid || l->nlines != k->n)
+	if (l->pid != k->pid)
+		return false;
+	/* An address-only location: the one unresolved frame. */
+	if (l->nlines == 0)
+		return k->n == 1 && k->w->p->frames[k->frames[0]].unresolved &&
+		       l->addr == call_address(k->w->p->frames[k->frames[0]].addr) &&
+		       l->first == k->frames[0];
+	if (l->nlines != k->n)
 		return false;
 	for (size_t i = 0; i < k->n; i++) {
 		if (k->w->lines[l->first + i].frame != k->frames[i])
@@ -456,10 +416,25 @@ static int loc_lines(struct writer *w, const struct loc_key *k)
 	return 0;
 }
 
+/* Clear the has_* flags of mapping ID that location K's frames lack. */
+static void map_flags(struct writer *w, uint64_t id, const struct loc_key *k)
+{
+	struct wmapping *m = id ? &w->maps[id - 1] : NULL;
+
+	for (size_t i = 0; m && i < k->n; i++) {
+		const struct mt_frame *f = &w->p->frames[k->frames[i]];
+
+		m->functions &= !f->unresolved;
+		m->filenames &= !f->unresolved && f->file;
+		m->line_numbers &= !f->unresolved && f->line > 0;
+		m->inline_frames &= !f->unresolved && !f->no_inlines;
+	}
+}
+
 static int loc_add(struct writer *w, const struct loc_key *k, uint64_t h)
 {
 	const struct mt_frame *outer = &w->p->frames[k->frames[k->n - 1]];
-	struct wlocation l = { .pid = k->pid, .addr = outer->addr,
+	struct wlocation l = { .pid = k->pid, .addr = call_address(outer->addr),
 			       .first = w->nlines, .nlines = k->n };
 	struct wlocation *v;
 	int err;
@@ -467,10 +442,16 @@ static int loc_add(struct writer *w, const struct loc_key *k, uint64_t h)
 	if (w->nlocs >= UINT32_MAX)
 		return -EOVERFLOW;
 	err = mapping_id(w, k->pid, outer->module, &l.mapping_id);
-	if (!err)
+	/* An unresolved frame is an address only, for pprof to symbolise. */
+	if (!err && k->n == 1 && outer->unresolved) {
+		l.nlines = 0;
+		l.first = k->frames[0];  /* the frame, for loc_eq */
+	} else if (!err) {
 		err = loc_lines(w, k);
+	}
 	if (err)
 		return err;
+	map_flags(w, l.mapping_id, k);
 	v = reserve(w->locs, &w->loccap, w->nlocs + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -631,40 +612,25 @@ static int add_samples(struct writer *w)
 	return 0;
 }
 
-/* "KEY: VALUE" as a comment, if VALUE (at most LEN bytes) is not empty. */
-static int add_comment(struct writer *w, const char *key, const char *value,
-		       size_t len)
-{
-	char *s;
-
-	if (!value[0] || w->ncomments >= MAX_COMMENTS)
-		return 0;
-	if (asprintf(&s, "%s: %.*s", key, (int)strnlen(value, len), value) < 0)
-		return -ENOMEM;
-	return str_intern_owned(&w->st, s, &w->comments[w->ncomments++]);
-}
-
+/* memtrace's header facts as comments (pprof_facts.h). */
 static int add_comments(struct writer *w)
 {
-	const struct mt_summary *sum = &w->p->sum;
-#ifdef MEMTRACE_VERSION
-	int err = add_comment(w, "memtrace", MEMTRACE_VERSION, SIZE_MAX);
-#else
-	int err = add_comment(w, "memtrace", "heap profile", SIZE_MAX);
-#endif
+	size_t n = mt_facts_count();
 
-	if (!err)
-		err = add_comment(w, "target", sum->target, sizeof(sum->target));
-	if (!err)
-		err = add_comment(w, "allocator", sum->allocator,
-				  sizeof(sum->allocator));
-	if (!err && sum->sample_bytes) {
-		char n[32];
+	w->comments = calloc(n, sizeof(*w->comments));
+	if (!w->comments)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		char *c;
+		int err = mt_facts_comment(&w->p->sum, i, &c);
 
-		snprintf(n, sizeof(n), "%" PRIu64, sum->counters[MT_CNT_SAMPLES]);
-		err = add_comment(w, "sampled allocations", n, sizeof(n));
+		if (!err && c)
+			err = str_intern_owned(&w->st, c,
+					       &w->comments[w->ncomments++]);
+		if (err)
+			return err;
 	}
-	return err;
+	return 0;
 }
 
 /* The first pass: everything into the writer's tables. */
@@ -699,7 +665,6 @@ static void writer_free(struct writer *w)
 	strtab_free(&w->st);
 	free(w->maps);
 	mt_itab_free(&w->mapidx);
-	mt_itab_free(&w->fileidx);
 	free(w->funcs);
 	mt_itab_free(&w->funcidx);
 	free(w->locs);
@@ -709,6 +674,7 @@ static void writer_free(struct writer *w)
 	free(w->samples);
 	free(w->proc_comm);
 	mt_itab_free(&w->procidx);
+	free(w->comments);
 }
 
 /* ---- the second pass: protobuf-c messages ---- */
@@ -782,10 +748,15 @@ static void pb_mappings(struct pb *b, const struct writer *w)
 		m->id = i + 1;
 		m->filename = w->maps[i].file;
 		m->build_id = w->maps[i].build_id;
-		m->has_functions = true;
-		m->has_filenames = true;
-		m->has_line_numbers = true;
-		m->has_inline_frames = true;
+		if (w->maps[i].m) {
+			m->memory_start = w->maps[i].m->start;
+			m->memory_limit = w->maps[i].m->limit;
+			m->file_offset = w->maps[i].m->offset;
+		}
+		m->has_functions = w->maps[i].functions;
+		m->has_filenames = w->maps[i].filenames;
+		m->has_line_numbers = w->maps[i].line_numbers;
+		m->has_inline_frames = w->maps[i].inline_frames;
 		b->mapp[i] = m;
 	}
 }
@@ -823,7 +794,7 @@ static void pb_locations(struct pb *b, const struct writer *w)
 		l->mapping_id = w->locs[i].mapping_id;
 		l->address = w->locs[i].addr;
 		l->n_line = w->locs[i].nlines;
-		l->line = b->linep + w->locs[i].first;
+		l->line = l->n_line ? b->linep + w->locs[i].first : NULL;
 		b->locp[i] = l;
 	}
 }

@@ -11,10 +11,21 @@
  *
  * Locations: a run of inlined frames followed by the frame they are inlined
  * into becomes one Location whose lines list them innermost first, as pprof
- * expects.  Mappings: one per (pid, module path), with the GNU build id of
- * the file when it can be read; frames carry no load addresses, so
- * memory_start/limit are 0 and has_functions is set (pprof does not try to
- * symbolise them again).
+ * expects; a frame that could not be symbolised becomes a Location with an
+ * address and a mapping but no lines, for pprof (or a symbol server) to
+ * symbolise later.  A Location's address is on the call instruction (the
+ * return address less 1), as in pprof's own conversions.
+ *
+ * Mappings: one per (pid, module path), with the range, file offset and GNU
+ * build id that struct mt_map (profile.h) gives for it: the file's
+ * executable mapping in /proc/PID/maps at trace time, and the build id read
+ * from the descriptor the loader held.  has_functions, has_filenames,
+ * has_line_numbers and has_inline_frames are each set only when every
+ * location of the mapping has what they say (inline frames: resolved with
+ * DWARF, not from a symbol table).
+ *
+ * memtrace's header facts (events, drops, allocator, ...) are comments
+ * (pprof_facts.h), which pprof ignores.
  */
 #ifndef MEMTRACE_PPROF_WRITE_H
 #define MEMTRACE_PPROF_WRITE_H
@@ -31,7 +42,7 @@ struct mt_pprof_write_options {
 	int64_t period;
 	/* Collection time in ns since the Unix epoch; 0: the current time. */
 	int64_t time_nanos;
-	/* Do not open module files to read their build ids. */
+	/* Leave the build ids out. */
 	bool no_build_ids;
 	/* Write the protobuf without gzip compression. */
 	bool uncompressed;

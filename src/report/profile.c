@@ -76,5 +76,10 @@ void mt_profile_free(struct mt_profile *p)
 	free(p->samples);
 	processes_free(p->procs, p->nprocs);
 	free(p->blocks);
+	if (p->maps) {
+		for (size_t i = 0; i < p->nmaps; i++)
+			free(p->maps[i].path);
+	}
+	free(p->maps);
 	memset(p, 0, sizeof(*p));
 }

@@ -20,6 +20,9 @@
 #include <linux/types.h>
 #include "memleak.h"
 
+/* Room for a GNU build id in hex (up to 64 bytes) and its NUL. */
+#define MT_BUILD_ID_HEX 129
+
 /* One file mapped executable by a traced process, captured while it ran. */
 struct mt_module {
 	char *path;      /* the path the process mapped (as in /proc/PID/maps) */
@@ -27,6 +30,10 @@ struct mt_module {
 	uint64_t start;  /* lowest mapped address of the file */
 	uint64_t end;    /* highest mapped address of the file (exclusive) */
 	uint64_t bias;   /* runtime address minus ELF virtual address */
+	/* The file's first executable mapping (pprof's Mapping): its range
+	 * and the file offset it starts at; all 0 if not known. */
+	uint64_t text_start, text_end, text_offset;
+	char build_id[MT_BUILD_ID_HEX];  /* GNU build id in hex, or "" */
 };
 
 struct mt_process {
@@ -45,6 +52,13 @@ enum mt_value {
 	MT_NVALUES
 };
 
+/* Header facts a profile read from a file may lack (mt_summary.missing). */
+enum mt_fact {
+	MT_FACT_COUNTERS = 1 << 0,  /* events, failed, untracked frees, drops */
+	MT_FACT_ALLOCATOR = 1 << 1,
+	MT_FACT_DURATION = 1 << 2,
+};
+
 /* Header facts printed at the top of every report. */
 struct mt_summary {
 	char target[256];     /* e.g. "pid 1234 (server)" */
@@ -54,6 +68,7 @@ struct mt_summary {
 	bool mmap_traced;     /* --mmap: anonymous mappings are samples too */
 	uint64_t sample_bytes; /* -s: mean bytes between samples; 0: exact */
 	uint64_t counters[MT_CNT__COUNT]; /* summed kernel counters (memleak.h) */
+	unsigned missing;     /* enum mt_fact: not recorded (0 for a trace) */
 };
 
 struct mt_raw_stack {
@@ -97,6 +112,16 @@ struct mt_frame {
 	char *module;     /* path of the ELF file, or NULL */
 	uint64_t addr;    /* address the frame was resolved from */
 	bool inlined;     /* inlined into the next frame of the stack */
+	bool unresolved;  /* no symbol: function is the made-up name above */
+	bool no_inlines;  /* from a symbol table: inlining is not known */
+};
+
+/* A file mapped by a process, as pprof's Mapping describes it. */
+struct mt_map {
+	uint32_t pid;
+	char *path;
+	uint64_t start, limit, offset;  /* memory range, file offset of start */
+	char build_id[MT_BUILD_ID_HEX]; /* hex, or "" */
 };
 
 struct mt_sample {
@@ -127,6 +152,8 @@ struct mt_profile {
 	size_t nprocs;
 	struct mt_block *blocks;   /* outstanding blocks (may be empty) */
 	size_t nblocks;
+	struct mt_map *maps;       /* the mapped files frames refer to */
+	size_t nmaps;
 };
 
 /* Leaf frame of the samples of anonymous mappings (--mmap). */

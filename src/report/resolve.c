@@ -115,17 +115,22 @@ static char *die_function_name(Dwarf_Die *die)
 	return name ? strdup(name) : NULL;
 }
 
-/* "MODULE+0xOFFSET" or "[unknown]+0xIP"; malloc'd or NULL. */
+/*
+ * "MODULE+0xOFFSET" or "[unknown]+0xPC" for return address IP; PC = IP - 1
+ * is on the call instruction (what addr2line wants, and pprof's Location
+ * address).  malloc'd or NULL.
+ */
 static char *fallback_name(const struct mt_module *mm, uint64_t ip)
 {
+	uint64_t pc = ip ? ip - 1 : 0;
 	char *s;
 	int n;
 
 	if (mm && mm->path)
 		n = asprintf(&s, "%s+0x%" PRIx64, mt_path_basename(mm->path),
-			     ip - mm->bias);
+			     pc - mm->bias);
 	else
-		n = asprintf(&s, "[unknown]+0x%" PRIx64, ip);
+		n = asprintf(&s, "[unknown]+0x%" PRIx64, pc);
 	return n < 0 ? NULL : s;
 }
 
@@ -419,7 +424,7 @@ static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
 
 	if (!name || !name[0])
 		return 0;
-	struct mt_frame f = { .addr = lk->ip };
+	struct mt_frame f = { .addr = lk->ip, .no_inlines = true };
 	const char *module = lk->mm ? lk->mm->path : NULL;
 	int err = line_at(cudie, addr, &f.file, &f.line);
 
@@ -456,7 +461,7 @@ static int resolve_in_module(struct lookup *lk, Dwfl_Module *mod,
 /* The "MODULE+0xOFFSET" / "[unknown]+0xIP" frame. */
 static int push_unresolved(const struct lookup *lk)
 {
-	struct mt_frame f = { .addr = lk->ip };
+	struct mt_frame f = { .addr = lk->ip, .unresolved = true };
 	const char *module = lk->mm ? lk->mm->path : NULL;
 
 	f.function = fallback_name(lk->mm, lk->ip);

@@ -17,8 +17,9 @@
  * Source information is looked up at IP - 1, the call instruction; each
  * frame keeps IP as its addr.  A function known by several symbols at its
  * address (glibc's __GI___strdup, __strdup, strdup) is named by its public
- * one, as valgrind and perf name it (sym_index.h).  Unresolvable addresses become a frame named
- * "MODULE+0xOFFSET" (OFFSET relative to the ELF file) or "[unknown]+0xIP".
+ * one, as valgrind and perf name it (sym_index.h).  Unresolvable addresses
+ * become a frame named "MODULE+0xOFFSET" (OFFSET: the ELF address of IP - 1,
+ * on the call) or "[unknown]+0xPC" (PC = IP - 1), marked unresolved.
  * Returns 0 or -ENOMEM.
  */
 int mt_resolve_ip(Dwfl *dwfl, const struct mt_process *proc, uint64_t ip,

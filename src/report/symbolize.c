@@ -147,6 +147,43 @@ static int copy_procs(struct symbolizer *s)
 	return 0;
 }
 
+/* The files each process mapped, as the pprof writer describes them. */
+static int copy_maps(struct symbolizer *s)
+{
+	const struct mt_raw_profile *raw = s->raw;
+	size_t n = 0;
+
+	for (size_t i = 0; raw->procs && i < raw->nprocs; i++)
+		n += raw->procs[i].mods ? raw->procs[i].nmods : 0;
+	if (n == 0)
+		return 0;
+	s->out->maps = calloc(n, sizeof(*s->out->maps));
+	if (!s->out->maps)
+		return -ENOMEM;
+	for (size_t i = 0; i < raw->nprocs; i++) {
+		const struct mt_process *pr = &raw->procs[i];
+
+		for (size_t j = 0; pr->mods && j < pr->nmods; j++) {
+			const struct mt_module *m = &pr->mods[j];
+			struct mt_map *o = &s->out->maps[s->out->nmaps];
+
+			if (!m->path)
+				continue;
+			o->path = strdup(m->path);
+			if (!o->path)
+				return -ENOMEM;
+			o->pid = pr->pid;
+			o->start = m->text_start;
+			o->limit = m->text_end;
+			o->offset = m->text_offset;
+			memcpy(o->build_id, m->build_id, sizeof(o->build_id));
+			o->build_id[sizeof(o->build_id) - 1] = '\0';
+			s->out->nmaps++;
+		}
+	}
+	return 0;
+}
+
 /* --- frames ------------------------------------------------------------- */
 
 struct frame_key {
@@ -376,6 +413,8 @@ int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)
 	err = index_procs(&s);
 	if (!err)
 		err = copy_procs(&s);
+	if (!err)
+		err = copy_maps(&s);
 	for (size_t i = 0; !err && raw->stacks && i < raw->nstacks; i++)
 		err = add_sample(&s, &raw->stacks[i]);
 	symbolizer_free(&s);

@@ -30,8 +30,15 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		drops += c[i];
 	fprintf(out, "memtrace %s %s\n", MEMTRACE_VERSION, title);
 	fprintf(out, "target: %s\n", s->target);
-	fprintf(out, "allocator: %s\n", s->allocator);
-	fprintf(out, "duration: %.2f s\n", s->duration_s);
+	/* A saved profile may lack these: say so rather than print 0. */
+	if (s->missing & MT_FACT_ALLOCATOR)
+		fputs("allocator: not recorded\n", out);
+	else
+		fprintf(out, "allocator: %s\n", s->allocator);
+	if (s->missing & MT_FACT_DURATION)
+		fputs("duration: not recorded\n", out);
+	else
+		fprintf(out, "duration: %.2f s\n", s->duration_s);
 	if (s->sample_bytes) {
 		fprintf(out, "sampling: one allocation per %" PRIu64
 			" bytes on average (Poisson); ", s->sample_bytes);
@@ -55,6 +62,13 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 			     unit);
 		write_amount(out, "mmapped", (int64_t)c[MT_CNT_MMAP_BYTES],
 			     (int64_t)c[MT_CNT_MMAP_OBJECTS], unit);
+	}
+	if (s->missing & MT_FACT_COUNTERS) {
+		fputs("events: not recorded\n", out);
+		if (!s->sample_bytes)
+			fputs("untracked frees: not recorded\n", out);
+		fputs("drops: not recorded\n", out);
+		return;
 	}
 	fprintf(out, "events: %" PRIu64 " allocator calls, %" PRIu64 " failed\n",
 		c[MT_CNT_EVENTS], c[MT_CNT_FAILED_ALLOCS]);

@@ -117,6 +117,39 @@ static void set_sample(struct mt_sample *s, uint32_t pid, const uint32_t *fr,
 #define PROG "/opt/app/bin/server"
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 
+static void set_map(struct mt_map *m, uint32_t pid, const char *path,
+		    uint64_t start, uint64_t limit, uint64_t offset,
+		    const char *build_id)
+{
+	m->pid = pid;
+	m->path = strdup(path);
+	assert_non_null(m->path);
+	m->start = start;
+	m->limit = limit;
+	m->offset = offset;
+	snprintf(m->build_id, sizeof(m->build_id), "%s", build_id);
+}
+
+/* The executable mappings of the frames' modules, per process. */
+static void add_maps(struct mt_profile *p, bool two_pids)
+{
+	p->maps = calloc(6, sizeof(*p->maps));
+	assert_non_null(p->maps);
+	set_map(&p->maps[0], 100, PROG, 0x800, 0x3000, 0x800, "00112233");
+	set_map(&p->maps[1], 100, LIBC, 0x7f0002000, 0x7f0004000, 0x1000,
+		"aabbccdd");
+	set_map(&p->maps[2], 100, "/lib/libx.so", 0x7f0001000, 0x7f0002000,
+		0x1000, "");
+	p->nmaps = 3;
+	if (two_pids) {
+		set_map(&p->maps[3], 200, PROG, 0x10800, 0x13000, 0x800,
+			"00112233");
+		set_map(&p->maps[4], 200, "/lib/libx.so", 0x7f0001000,
+			0x7f0002000, 0x1000, "");
+		p->nmaps = 5;
+	}
+}
+
 /*
  * Frames: 0 inlined into 1 (same address), 2 the caller, 3 in a library,
  * 4 unresolved, 5 without a module.  Samples of pid 100 (and 200 if
@@ -137,7 +170,9 @@ static void build_profile(struct mt_profile *p, bool two_pids)
 	set_frame(&p->frames[2], "main", "/src/main.c", 30, 25, PROG, 0x2000, false);
 	set_frame(&p->frames[3], "xmalloc", "/src/lib.c", 7, 3, LIBC, 0x7f0003000, false);
 	set_frame(&p->frames[4], "libx.so+0x1234", NULL, 0, 0, "/lib/libx.so",
-		  0x7f0001234, false);
+		  0x7f0001235, false);
+	p->frames[4].unresolved = true;
+	p->frames[3].no_inlines = true;
 	set_frame(&p->frames[5], "std::vector<int>::push_back(int const&)",
 		  "/usr/include/c++/12/bits/stl_vector.h", 1280, 1270, NULL,
 		  0x5000, false);
@@ -161,6 +196,10 @@ static void build_profile(struct mt_profile *p, bool two_pids)
 	snprintf(p->sum.target, sizeof(p->sum.target), "pids 100 200");
 	snprintf(p->sum.allocator, sizeof(p->sum.allocator), "glibc %s", LIBC);
 	p->sum.duration_s = 2.5;
+	/* Every counter different, none derivable from the samples. */
+	for (int i = 0; i < MT_CNT__COUNT; i++)
+		p->sum.counters[i] = 1000003ULL * (uint64_t)(i + 1);
+	add_maps(p, two_pids);
 }
 
 static uint8_t *read_bytes(const char *path, size_t *len)
@@ -270,18 +309,34 @@ static void test_roundtrip(void **state)
 	for (size_t i = 0; i < q.nprocs; i++)
 		assert_string_equal(q.procs[i].comm,
 				    q.procs[i].pid == 100 ? "server" : "worker");
-	assert_true(strncmp(sum->target, "profile ", 8) == 0);
-	assert_string_equal(sum->target + 8, path);
+	/* Every header fact as it was written. */
+	assert_string_equal(sum->target, p.sum.target);
 	assert_string_equal(sum->allocator, p.sum.allocator);
 	assert_true(sum->duration_s > 2.4999 && sum->duration_s < 2.5001);
-	assert_int_equal(sum->counters[MT_CNT_ALLOC_OBJECTS], 3 + 1 + 2 + 7);
-	assert_int_equal(sum->counters[MT_CNT_ALLOC_BYTES], 300 + 64 + 20 + 7000);
-	assert_int_equal(sum->counters[MT_CNT_FREE_OBJECTS], 13 - 4);
-	assert_int_equal(sum->counters[MT_CNT_FREE_BYTES], 7384 - 2164);
+	assert_int_equal(sum->missing, 0);
+	assert_false(sum->mmap_traced);
+	for (int i = 0; i < MT_CNT__COUNT; i++)
+		assert_int_equal(sum->counters[i], p.sum.counters[i]);
 	/* The inlined frame keeps its flag; the unresolved one its name. */
 	assert_true(q.frames[find_sample(&q, 100, p.samples[0].v)->frames[0]].inlined);
 	assert_string_equal(q.frames[find_sample(&q, 200, p.samples[4].v)->frames[1]]
 				    .function, "libx.so+0x1234");
+	assert_true(q.frames[find_sample(&q, 200, p.samples[4].v)->frames[1]]
+			    .unresolved);
+	/* The mappings the samples use, with their process, range, build id. */
+	assert_int_equal(q.nmaps, 4);  /* not libc of pid 200 */
+	for (size_t i = 0; i < q.nmaps; i++) {
+		const struct mt_map *m = &q.maps[i], *o = NULL;
+
+		for (size_t j = 0; j < p.nmaps; j++)
+			if (p.maps[j].pid == m->pid && !strcmp(p.maps[j].path, m->path))
+				o = &p.maps[j];
+		assert_non_null(o);
+		assert_int_equal(m->start, o->start);
+		assert_int_equal(m->limit, o->limit);
+		assert_int_equal(m->offset, o->offset);
+		assert_string_equal(m->build_id, o->build_id);
+	}
 	mt_profile_free(&p);
 	mt_profile_free(&q);
 }
@@ -307,7 +362,8 @@ static void test_roundtrip_sampled(void **state)
 	assert_int_equal(mt_pprof_write(path, &p), 0);
 	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
 	assert_int_equal(q.sum.sample_bytes, 0);
-	assert_int_equal(q.sum.counters[MT_CNT_SAMPLES], 0);
+	/* Every counter is kept as recorded. */
+	assert_int_equal(q.sum.counters[MT_CNT_SAMPLES], 77);
 	mt_profile_free(&p);
 	mt_profile_free(&q);
 }
@@ -334,6 +390,7 @@ static void test_single_process_target(void **state)
 
 	(void)state;
 	build_profile(&p, false);
+	p.sum.target[0] = '\0';  /* not recorded: from the samples */
 	assert_int_equal(mt_pprof_write(path, &p), 0);
 	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
 	assert_string_equal(q.sum.target, "pid 100 (server)");
@@ -446,7 +503,8 @@ static void check_inline_location(const Perftools__Profiles__Profile *pb)
 		fail_msg("the first sample's location is missing");
 		return;
 	}
-	assert_int_equal(l->address, 0x1000);
+	/* On the call: the return address less 1. */
+	assert_int_equal(l->address, 0x1000 - 1);
 	assert_int_equal(l->n_line, 2);
 	assert_string_equal(pb_str(pb, pb_function(pb, l->line[0]->function_id)->name),
 			    "leaf_inl");
@@ -473,6 +531,38 @@ static void check_labels(const Perftools__Profiles__Profile *pb)
 	}
 }
 
+/* The mappings of build_profile(two pids), without build ids. */
+static void check_mappings(const Perftools__Profiles__Profile *pb)
+{
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const Perftools__Profiles__Mapping *m = pb->mapping[i];
+		const char *file = pb_str(pb, m->filename);
+		bool libx = strcmp(file, "/lib/libx.so") == 0;
+		bool libc = strcmp(file, LIBC) == 0;
+
+		assert_int_equal(m->build_id, 0);
+		/* Only libx has an unresolved location; libc's frame came
+		 * from a symbol table (inlining unknown). */
+		assert_true(m->has_functions == !libx);
+		assert_true(m->has_filenames == !libx);
+		assert_true(m->has_line_numbers == !libx);
+		assert_true(m->has_inline_frames == (!libx && !libc));
+		if (libx) {
+			assert_int_equal(m->memory_start, 0x7f0001000);
+			assert_int_equal(m->memory_limit, 0x7f0002000);
+			assert_int_equal(m->file_offset, 0x1000);
+		} else if (libc) {
+			assert_int_equal(m->memory_start, 0x7f0002000);
+			assert_int_equal(m->file_offset, 0x1000);
+		} else {
+			assert_true(m->memory_start == 0x800 ||
+				    m->memory_start == 0x10800);
+			assert_int_equal(m->memory_limit, m->memory_start + 0x2800);
+			assert_int_equal(m->file_offset, 0x800);
+		}
+	}
+}
+
 static void test_layout(void **state)
 {
 	const struct mt_pprof_write_options o = {
@@ -495,15 +585,106 @@ static void test_layout(void **state)
 	check_labels(pb);
 	/* (pid, module): (100,PROG) (100,LIBC) (200,PROG) (200,libx). */
 	assert_int_equal(pb->n_mapping, 4);
-	for (size_t i = 0; i < pb->n_mapping; i++) {
-		assert_true(pb->mapping[i]->has_functions);
-		assert_int_equal(pb->mapping[i]->build_id, 0);
-	}
+	check_mappings(pb);
 	/* pid 100: {0,1} {2} {3}; pid 200: {0,1} {2} {5} {4}. */
 	assert_int_equal(pb->n_location, 7);
-	/* One per (name, file, start line): 6 frames, 6 functions. */
-	assert_int_equal(pb->n_function, 6);
+	/* One per (name, file, start line): 5 resolved frames, 5 functions;
+	 * the unresolved frame is an address only. */
+	assert_int_equal(pb->n_function, 5);
+	for (size_t i = 0; i < pb->n_location; i++) {
+		const Perftools__Profiles__Location *l = pb->location[i];
+
+		if (l->address != 0x7f0001234)
+			continue;
+		assert_int_equal(l->n_line, 0);
+		assert_true(l->mapping_id != 0);
+	}
 	perftools__profiles__profile__free_unpacked(pb, NULL);
+}
+
+/* Build ids come from the profile's maps (the loader's descriptors). */
+static void test_build_ids(void **state)
+{
+	const struct mt_pprof_write_options o = { .uncompressed = true };
+	const char *path = tmp_path("bid.pb");
+	Perftools__Profiles__Profile *pb;
+	struct mt_profile p, q;
+	char err[256];
+	size_t n = 0;
+
+	(void)state;
+	build_profile(&p, true);
+	assert_int_equal(mt_pprof_write_opts(path, &p, &o), 0);
+	pb = unpack_file(path);
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const char *file = pb_str(pb, pb->mapping[i]->filename);
+		const char *bid = pb_str(pb, pb->mapping[i]->build_id);
+
+		if (!strcmp(file, PROG))
+			assert_string_equal(bid, "00112233");
+		else if (!strcmp(file, LIBC))
+			assert_string_equal(bid, "aabbccdd");
+		else
+			assert_string_equal(bid, "");
+		n += bid[0] != '\0';
+	}
+	assert_int_equal(n, 3);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	/* A profile whose maps are unknown writes no range and no id. */
+	for (size_t i = 0; i < p.nmaps; i++)
+		free(p.maps[i].path);
+	free(p.maps);
+	p.maps = NULL;
+	p.nmaps = 0;
+	assert_int_equal(mt_pprof_write_opts(path, &p, &o), 0);
+	pb = unpack_file(path);
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		assert_int_equal(pb->mapping[i]->build_id, 0);
+		assert_int_equal(pb->mapping[i]->memory_start, 0);
+		assert_int_equal(pb->mapping[i]->memory_limit, 0);
+	}
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	/* Without a range the address is the name's offset. */
+	assert_string_equal(q.frames[find_sample(&q, 200, p.samples[4].v)->frames[1]]
+				    .function, "libx.so+0x7f0001234");
+	mt_profile_free(&q);
+	mt_profile_free(&p);
+}
+
+/* A profile without memtrace's facts says so (MT_FACT_*), and a profile
+ * that lacks them is written without them again. */
+static void test_facts_not_recorded(void **state)
+{
+	const char *path = tmp_path("facts.pb.gz");
+	struct mt_profile p, q;
+	char err[256];
+
+	(void)state;
+	build_profile(&p, false);
+	p.sum.missing = MT_FACT_COUNTERS;
+	p.sum.allocator[0] = '\0';
+	p.sum.duration_s = 0;
+	assert_int_equal(mt_pprof_write_opts(path, &p, &fixed), 0);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.sum.missing,
+			 MT_FACT_COUNTERS | MT_FACT_ALLOCATOR | MT_FACT_DURATION);
+	assert_int_equal(q.sum.counters[MT_CNT_EVENTS], 0);
+	/* The totals were written: they are what the trace recorded. */
+	assert_int_equal(q.sum.counters[MT_CNT_ALLOC_BYTES],
+			 p.sum.counters[MT_CNT_ALLOC_BYTES]);
+	mt_profile_free(&q);
+	/* --mmap is a fact too. */
+	p.sum.missing = 0;
+	p.sum.mmap_traced = true;
+	assert_int_equal(mt_pprof_write_opts(path, &p, &fixed), 0);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	assert_true(q.sum.mmap_traced);
+	assert_int_equal(q.sum.missing, MT_FACT_ALLOCATOR | MT_FACT_DURATION);
+	assert_int_equal(q.sum.counters[MT_CNT_MUNMAP_BYTES],
+			 p.sum.counters[MT_CNT_MUNMAP_BYTES]);
+	mt_profile_free(&q);
+	mt_profile_free(&p);
 }
 
 /* ---- a real Go heap profile ---- */
@@ -554,6 +735,9 @@ static void test_go_heap_profile(void **state)
 	assert_values(sample_with_leaf(&q, "main.allocTemp"), 50, 6400, 0, 0);
 	assert_true(q.sum.counters[MT_CNT_ALLOC_BYTES] >= (1 << 20) + 12800);
 	assert_true(q.sum.counters[MT_CNT_FREE_BYTES] >= 6400);
+	/* Go records no allocator, events or drops: not recorded, not 0. */
+	assert_true(q.sum.missing & MT_FACT_COUNTERS);
+	assert_true(q.sum.missing & MT_FACT_ALLOCATOR);
 	mt_profile_free(&q);
 }
 
@@ -987,6 +1171,8 @@ int main(void)
 		cmocka_unit_test(test_uncompressed),
 		cmocka_unit_test(test_no_samples),
 		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_build_ids),
+		cmocka_unit_test(test_facts_not_recorded),
 		cmocka_unit_test(test_go_heap_profile),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_truncated),

@@ -199,13 +199,15 @@ static void test_unresolved(void **state)
 	const struct mt_profile *p = &fx->out;
 	const struct mt_frame *f = frame_of(p, 0, 0);
 
-	/* ELF-relative offset: ip - bias */
-	assert_string_equal(f->function, "libfake.so+0x10124");
+	/* ELF-relative offset of the call: ip - 1 - bias */
+	assert_string_equal(f->function, "libfake.so+0x10123");
+	assert_true(f->unresolved);
 	assert_null(f->file);
 	assert_int_equal(f->line, 0);
 	assert_string_equal(f->module, "/nonexistent/libfake.so");
 	f = frame_of(p, 0, 1);
-	assert_string_equal(f->function, "[unknown]+0x20000010");
+	assert_string_equal(f->function, "[unknown]+0x2000000f");
+	assert_true(f->unresolved);
 	assert_null(f->module);
 	assert_null(f->file);
 	/* No stack recorded. */
@@ -213,7 +215,11 @@ static void test_unresolved(void **state)
 	assert_string_equal(frame_of(p, 1, 0)->function, "[unknown stack]");
 	assert_null(frame_of(p, 1, 0)->module);
 	/* A pid without modules: nothing is known about the address. */
-	assert_string_equal(frame_of(p, 2, 0)->function, "[unknown]+0x10000124");
+	assert_string_equal(frame_of(p, 2, 0)->function, "[unknown]+0x10000123");
+	/* The module's range and build id are the profile's maps. */
+	assert_int_equal(p->nmaps, self->nmods);
+	assert_string_equal(p->maps[p->nmaps - 1].path, "/nonexistent/libfake.so");
+	assert_int_equal(p->maps[p->nmaps - 1].pid, self->pid);
 }
 
 static void test_elf_symbols_and_demangling(void **state)
