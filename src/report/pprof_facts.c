@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pprof_facts.c: header facts as pprof comments (see pprof_facts.h). */
+/* pprof_facts.c: header facts as pprof strs (see pprof_facts.h). */
 #include "pprof_facts.h"
 
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every counter of bpf/memleak.h, with its comment key. */
+/* Every counter of bpf/memleak.h, with its key. */
 static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_EVENTS] = "events",
 	[MT_CNT_ALLOC_OBJECTS] = "allocated objects",
@@ -30,7 +30,7 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_SAMPLES] = "sampled allocations",
 };
 
-/* Comments before the counters: the mark, target, allocator, mmap. */
+/* Facts before the counters: the mark, target, allocator, mmap. */
 enum { C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_COUNTERS };
 
 size_t mt_facts_count(void)
@@ -42,22 +42,23 @@ static int text(char **out, const char *key, const char *value, size_t len)
 {
 	if (!value[0])
 		return 0;
-	if (asprintf(out, "%s: %.*s", key, (int)strnlen(value, len), value) < 0) {
+	if (asprintf(out, MT_FACTS_PREFIX "%s: %.*s", key,
+		     (int)strnlen(value, len), value) < 0) {
 		*out = NULL;
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-int mt_facts_comment(const struct mt_summary *sum, size_t i, char **out)
+int mt_facts_string(const struct mt_summary *sum, size_t i, char **out)
 {
 	*out = NULL;
 	switch (i) {
 	case C_MARK:
 #ifdef MEMTRACE_VERSION
-		return text(out, MT_FACTS_MARK, MEMTRACE_VERSION, SIZE_MAX);
+		return text(out, "version", MEMTRACE_VERSION, SIZE_MAX);
 #else
-		return text(out, MT_FACTS_MARK, "heap profile", SIZE_MAX);
+		return text(out, "version", "unknown", SIZE_MAX);
 #endif
 	case C_TARGET:
 		return text(out, "target", sum->target, sizeof(sum->target));
@@ -76,22 +77,25 @@ int mt_facts_comment(const struct mt_summary *sum, size_t i, char **out)
 	    i != MT_CNT_ALLOC_BYTES && i != MT_CNT_FREE_OBJECTS &&
 	    i != MT_CNT_FREE_BYTES)
 		return 0;
-	if (asprintf(out, "%s: %" PRIu64, counter_keys[i], sum->counters[i]) < 0) {
+	if (asprintf(out, MT_FACTS_PREFIX "%s: %" PRIu64, counter_keys[i],
+		     sum->counters[i]) < 0) {
 		*out = NULL;
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-/* The text after "KEY: " in COMMENTS, or NULL. */
-static const char *value_of(const char *const *comments, size_t n,
-			    const char *key)
+/* The text after "memtrace.KEY: " in STRS, or NULL. */
+static const char *value_of(const char *const *strs, size_t n, const char *key)
 {
-	size_t len = strlen(key);
+	size_t plen = strlen(MT_FACTS_PREFIX), len = strlen(key);
 
 	for (size_t i = 0; i < n; i++) {
-		const char *c = comments[i];
+		const char *c = strs[i];
 
+		if (strncmp(c, MT_FACTS_PREFIX, plen) != 0)
+			continue;
+		c += plen;
 		if (strncmp(c, key, len) == 0 && c[len] == ':' && c[len + 1] == ' ')
 			return c + len + 2;
 	}
@@ -110,12 +114,12 @@ static bool number(const char *s, uint64_t *v)
 	return errno == 0 && *end == '\0';
 }
 
-void mt_facts_read(const char *const *comments, size_t n,
+void mt_facts_read(const char *const *strs, size_t n,
 		   struct mt_summary *sum, bool *counters_read)
 {
-	const char *alloc = value_of(comments, n, "allocator");
-	const char *target = value_of(comments, n, "target");
-	bool ours = value_of(comments, n, MT_FACTS_MARK) != NULL;
+	const char *alloc = value_of(strs, n, "allocator");
+	const char *target = value_of(strs, n, "target");
+	bool ours = value_of(strs, n, "version") != NULL;
 	uint64_t v[MT_CNT__COUNT];
 	bool all = ours, totals = ours;
 
@@ -130,9 +134,9 @@ void mt_facts_read(const char *const *comments, size_t n,
 	}
 	if (target)
 		snprintf(sum->target, sizeof(sum->target), "%s", target);
-	sum->mmap_traced = value_of(comments, n, "mmap") != NULL;
+	sum->mmap_traced = value_of(strs, n, "mmap") != NULL;
 	for (int i = 0; i < MT_CNT__COUNT; i++) {
-		bool ok = number(value_of(comments, n, counter_keys[i]), &v[i]);
+		bool ok = number(value_of(strs, n, counter_keys[i]), &v[i]);
 		bool total = i == MT_CNT_ALLOC_OBJECTS || i == MT_CNT_ALLOC_BYTES ||
 			     i == MT_CNT_FREE_OBJECTS || i == MT_CNT_FREE_BYTES;
 

@@ -954,17 +954,12 @@ static int set_summary(struct rd *r)
 {
 	struct mt_summary *sum = &r->out->sum;
 	const int64_t *t = r->total;
-	size_t n = r->pb->n_comment;
-	const char **comments = calloc(n ? n : 1, sizeof(*comments));
 	bool counters;
 
-	if (!comments)
-		return fail_nomem(r->e);
-	for (size_t i = 0; i < n; i++)
-		comments[i] = str_at(r->pb, r->pb->comment[i]);
 	set_target(r);
-	mt_facts_read(comments, n, sum, &counters);
-	free(comments);
+	/* protobuf-c only reads the table. */
+	mt_facts_read((const char *const *)r->pb->string_table,
+		      r->pb->n_string_table, sum, &counters);
 	set_sampling(r);
 	if (r->pb->duration_nanos > 0)
 		sum->duration_s = (double)r->pb->duration_nanos / 1e9;

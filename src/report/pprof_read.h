@@ -11,8 +11,8 @@
  * Conversion:
  *   - each Line of a Location becomes a frame (innermost first); all but
  *     the last line of a location are inlined.  Identical frames are
- *     stored once.  A location without lines becomes one frame named
- *     "FILE+0xOFFSET" (or "[unknown]+0xADDR" without a mapping);
+ *     stored once.  A frame's addr is the return address (Location address
+ *     + 1: pprof's addresses are on the call);
  *   - sample values are matched by sample type name onto enum mt_value
  *     (alloc_objects, alloc_space, inuse_objects, inuse_space).  Missing
  *     types read as 0, others are ignored; a profile with none of the four
@@ -20,11 +20,17 @@
  *     dropped;
  *   - the numeric label "pid" and the string label "comm" give the sample's
  *     process (pid 0 if absent); procs lists each pid once;
- *   - sum.target is "pid N (COMM)" if the samples come from one process,
- *     else "profile PATH"; sum.allocator comes from a comment
- *     "allocator: ..." (as mt_pprof_write leaves); duration_s from
- *     duration_nanos; the alloc/free object and byte counters from the
- *     sample totals (free = alloc - inuse).
+ *   - memtrace's header facts (target, allocator, every counter) come
+ *     from the strings mt_pprof_write leaves for them (pprof_facts.h);
+ *     what a profile lacks is marked in sum.missing.  Without them,
+ *     sum.target is "pid N (COMM)" if the samples come from one process,
+ *     else "profile PATH", and the alloc/free object and byte counters are
+ *     the sample totals (free = alloc - inuse); duration_s comes from
+ *     duration_nanos;
+ *   - the mappings that kept samples use become p->maps, each with the pid
+ *     of the first sample using it.  A location without lines is an
+ *     unresolved frame named "FILE+0xOFFSET" (OFFSET in the file, from the
+ *     mapping's range and file offset) or "[unknown]+0xADDR".
  */
 #ifndef MEMTRACE_PPROF_READ_H
 #define MEMTRACE_PPROF_READ_H

@@ -99,8 +99,6 @@ struct writer {
 	size_t nsamples, samplecap;
 	int64_t *proc_comm;      /* per process: string index of its name */
 	struct mt_itab procidx;  /* pid: first named process */
-	int64_t *comments;
-	size_t ncomments;
 };
 
 /*
@@ -612,21 +610,16 @@ static int add_samples(struct writer *w)
 	return 0;
 }
 
-/* memtrace's header facts as comments (pprof_facts.h). */
-static int add_comments(struct writer *w)
+/* memtrace's header facts: strings nothing refers to (pprof_facts.h). */
+static int add_facts(struct writer *w)
 {
-	size_t n = mt_facts_count();
-
-	w->comments = calloc(n, sizeof(*w->comments));
-	if (!w->comments)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < mt_facts_count(); i++) {
 		char *c;
-		int err = mt_facts_comment(&w->p->sum, i, &c);
+		int64_t idx;
+		int err = mt_facts_string(&w->p->sum, i, &c);
 
 		if (!err && c)
-			err = str_intern_owned(&w->st, c,
-					       &w->comments[w->ncomments++]);
+			err = str_intern_owned(&w->st, c, &idx);
 		if (err)
 			return err;
 	}
@@ -652,7 +645,7 @@ static int collect(struct writer *w)
 	if (!err)
 		err = str_intern(&w->st, "comm", &idx);
 	if (!err)
-		err = add_comments(w);
+		err = add_facts(w);
 	if (!err)
 		err = add_procs(w);
 	if (!err)
@@ -674,7 +667,6 @@ static void writer_free(struct writer *w)
 	free(w->samples);
 	free(w->proc_comm);
 	mt_itab_free(&w->procidx);
-	free(w->comments);
 }
 
 /* ---- the second pass: protobuf-c messages ---- */
@@ -882,8 +874,6 @@ static void pb_header(struct pb *b, struct writer *w)
 	pr->time_nanos = w->o->time_nanos ? w->o->time_nanos : now_nanos();
 	pr->duration_nanos = duration_nanos(w->p->sum.duration_s);
 	pr->default_sample_type = str_find(&w->st, mt_value_name(MT_INUSE_SPACE));
-	pr->n_comment = w->ncomments;
-	pr->comment = w->comments;
 	/* protobuf-c only reads the table. */
 	pr->n_string_table = w->st.n;
 	pr->string_table = (char **)w->st.s;

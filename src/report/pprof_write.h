@@ -24,8 +24,9 @@
  * location of the mapping has what they say (inline frames: resolved with
  * DWARF, not from a symbol table).
  *
- * memtrace's header facts (events, drops, allocator, ...) are comments
- * (pprof_facts.h), which pprof ignores.
+ * memtrace's header facts (events, drops, allocator, ...) are strings of
+ * the string table that nothing refers to (pprof_facts.h): pprof ignores
+ * them, mt_pprof_read reads them back.
  */
 #ifndef MEMTRACE_PPROF_WRITE_H
 #define MEMTRACE_PPROF_WRITE_H

@@ -553,8 +553,20 @@ def go_top(path, index, unit="B"):
     return GoTop(total, flat, out)
 
 
+UNRESOLVED_RE = re.compile(r"^(.+)\+0x[0-9a-f]+$")
+
+
 def text_flats(rep):
-    return {r.function: r.flat for r in rep.rows if r.flat}
+    """memtrace's non-zero flats; its unresolved frames (MODULE+0xOFFSET)
+    are address-only locations in the profile, which go tool pprof shows
+    as [MODULE], one row per module."""
+    flats = {}
+    for r in rep.rows:
+        m = UNRESOLVED_RE.match(r.function)
+        name = "[%s]" % m.group(1) if m and not r.file else r.function
+        if r.flat:
+            flats[name] = flats.get(name, 0) + r.flat
+    return flats
 
 
 def check_go_vs_text(run, index, details):
