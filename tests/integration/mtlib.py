@@ -422,6 +422,9 @@ def parse_location(text):
     return SFrame(s, None, None, inlined)
 
 
+NOT_RECORDED = "not recorded"
+
+
 def parse_report(text):
     """Parse a text report; raises Fail when its layout is not the one of
     the contract."""
@@ -455,13 +458,19 @@ def parse_report(text):
     if mm.group(1):
         rep.target_pid, rep.target_comm = int(mm.group(1)), mm.group(2)
         rep.started = int(mm.group(3) or 0)  # -- CMD: processes it started
-    rep.allocator = need("allocator", r"^(.+)$").group(1)
-    rep.duration = float(need("duration", r"^(\d+(?:\.\d+)?) s$").group(1))
+    # A saved profile may lack facts: "not recorded" reads as None.
+    def recorded(key):
+        return h.get(key) != NOT_RECORDED
+
+    rep.allocator = need("allocator", r"^(.+)$").group(1) if recorded("allocator") else None
+    rep.duration = float(need("duration", r"^(\d+(?:\.\d+)?) s$").group(1)) if recorded("duration") else None
     for key, attr in (("in use", "inuse"), ("allocated", "allocated"), ("freed", "freed")):
         mm = need(key, r"^(\d+) bytes in (\d+) objects")
         setattr(rep, attr, (int(mm.group(1)), int(mm.group(2))))
-    mm = need("events", r"^(\d+) allocator calls, (\d+) failed$")
-    rep.events = (int(mm.group(1)), int(mm.group(2)))
+    rep.events = rep.untracked = rep.drops = None
+    if recorded("events"):
+        mm = need("events", r"^(\d+) allocator calls, (\d+) failed$")
+        rep.events = (int(mm.group(1)), int(mm.group(2)))
     # Sampling (-s): a "sampling:" line, and no "untracked frees:" one.
     rep.sampling = None
     if "sampling" in h:
@@ -470,15 +479,20 @@ def parse_report(text):
         rep.sampling = (int(mm.group(1)), int(mm.group(2)) if mm.group(2) else None)
         check("untracked frees" not in h, "a sampled report has an 'untracked frees:' line", details)
         rep.untracked = None
-    else:
+    elif recorded("untracked frees"):
         rep.untracked = int(need("untracked frees", r"^(\d+)$").group(1))
-    mm = need("drops", r"^(\d+) \((.*)\)$")
-    parts = {}
-    for part in mm.group(2).split(","):
-        pm = re.match(r"^\s*(.*\S)\s+(\d+)\s*$", part)
-        check(pm, "cannot parse drops part %r" % part, details)
-        parts[pm.group(1)] = int(pm.group(2))
-    rep.drops = (int(mm.group(1)), parts)
+    else:
+        check(rep.events is None, "untracked frees not recorded, events are", details)
+    if recorded("drops"):
+        mm = need("drops", r"^(\d+) \((.*)\)$")
+        parts = {}
+        for part in mm.group(2).split(","):
+            pm = re.match(r"^\s*(.*\S)\s+(\d+)\s*$", part)
+            check(pm, "cannot parse drops part %r" % part, details)
+            parts[pm.group(1)] = int(pm.group(2))
+        rep.drops = (int(mm.group(1)), parts)
+    else:
+        check(rep.events is None, "drops not recorded, events are", details)
 
     # The table.
     while i < len(lines) and not lines[i].strip():
