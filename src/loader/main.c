@@ -413,8 +413,10 @@ static int report_file(const struct mt_options *o)
 {
 	struct mt_profile prof = { 0 };
 	struct mt_render_opts ropts = render_opts(o, false);
-	char err[256];
-	int ret = mt_pprof_read(o->input, &prof, err, sizeof(err));
+	struct mt_pprof_limits lim = { MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO,
+				       MT_PPROF_MAX_MEMORY, o->max_memory };
+	char err[512];
+	int ret = mt_pprof_read_limits(o->input, &lim, &prof, err, sizeof(err));
 
 	if (ret) {
 		mt_profile_free(&prof);

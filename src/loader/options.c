@@ -21,6 +21,7 @@ enum {
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
+	OPT_MAX_MEMORY,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -50,6 +51,7 @@ static const struct option long_opts[] = {
 	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
 	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 	{ "follow", no_argument, NULL, OPT_FOLLOW },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -140,6 +142,9 @@ static void usage(FILE *f)
 "      --min-age AGE      leaks: only blocks at least AGE old, e.g. 500ms,\n"
 "                         5s (default), 2m, 0 for all; with -- CMD every\n"
 "                         block not freed at exit is reported\n"
+"      --max-memory SIZE  report: memory for reading FILE, e.g. 512M, 2G\n"
+"                         (default: 16 MiB + 32 x its size to decompress\n"
+"                         it, 64 MiB + 16 x that to decode it; at most 2G)\n"
 "Other:\n"
 "  -v, --verbose          show libbpf's debug messages too (its warnings\n"
 "                         are always shown)\n"
@@ -338,6 +343,11 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return add_output(o, MT_FMT_RAW, arg);
 	case OPT_PPROF:
 		return add_output(o, MT_FMT_PPROF, arg);
+	case OPT_MAX_MEMORY:
+		if (parse_bytes(arg, &o->max_memory))
+			return bad("--max-memory", arg,
+				   "expected bytes from 1 to 4G, e.g. 512M, 2G");
+		return 0;
 	case OPT_MIN_AGE:
 		if (parse_seconds(arg, true, &secs) || secs > 1e9)
 			return bad("--min-age", arg,
@@ -456,6 +466,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 		o->pid = 0;
 		o->input = argv[optind];
 		return 0;
+	}
+	if (o->max_memory) {
+		fprintf(stderr, "memtrace: --max-memory is for report, not for tracing\n");
+		return -1;
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];

@@ -25,6 +25,7 @@
 #include <zlib.h>
 #include "frame.h"
 #include "itab.h"
+#include "pprof_cost.h"
 #include "pprof_facts.h"
 #include "pprof_pb.h"
 #include "units.h"
@@ -1012,24 +1013,65 @@ static void rd_free(struct rd *r)
 	free(r->mappid);
 }
 
+/* BASE + RATIO x LEN, saturating, at most CAP. */
+static size_t scaled(size_t base, size_t ratio, size_t len, size_t cap)
+{
+	size_t v;
+
+	if (__builtin_mul_overflow(len, ratio, &v) ||
+	    __builtin_add_overflow(v, base, &v))
+		v = SIZE_MAX;
+	return v < cap ? v : cap;
+}
+
+/* What decoding LEN bytes of protobuf may use (pprof_read.h). */
+static size_t decode_budget(const struct mt_pprof_limits *lim, size_t len)
+{
+	if (lim->budget)
+		return lim->budget < lim->max_memory ? lim->budget : lim->max_memory;
+	return scaled(MT_PPROF_DECODE_BASE, MT_PPROF_DECODE_RATIO, len,
+		      lim->max_memory);
+}
+
+static int over_budget(const struct errbuf *e, const struct mt_pprof_limits *lim,
+		       size_t max, size_t len, uint64_t need)
+{
+	if (lim->budget || max == lim->max_memory)
+		return fail(e, -EFBIG,
+			    "decoding the profile needs more than %zu bytes%s",
+			    max, lim->budget ? " (--max-memory)" : "");
+	return fail(e, -EFBIG,
+		    "decoding the profile needs more than %zu bytes (about %" PRIu64
+		    "), its budget (64 MiB + %d x its %zu bytes of protobuf); "
+		    "--max-memory raises it",
+		    max, need, MT_PPROF_DECODE_RATIO, len);
+}
+
 static int decode(const uint8_t *data, size_t len, const char *name,
 		  const struct mt_pprof_limits *lim, struct mt_profile *p,
 		  const struct errbuf *e)
 {
-	struct budget b = { .max = lim->max_memory };
+	struct budget b = { .max = decode_budget(lim, len) };
 	ProtobufCAllocator alloc = { budget_alloc, budget_free, &b };
 	struct rd r = { .lim = lim, .name = name, .e = e, .out = p };
 	PbProfile *pb;
+	uint64_t need;
 	int err;
 
 	if (len > lim->max_proto)
 		return fail(e, -EFBIG, "profile is larger than %zu bytes",
 			    lim->max_proto);
+	/* What protobuf-c would allocate, and one mt_sample per sample:
+	 * rejected before anything is decoded. */
+	err = mt_pprof_cost(data, len, sizeof(union hdr), sizeof(struct mt_sample),
+			    b.max, &need);
+	if (err)
+		return fail(e, -EINVAL, "not a pprof profile: protobuf decoding failed");
+	if (need > b.max)
+		return over_budget(e, lim, b.max, len, need);
 	pb = perftools__profiles__profile__unpack(&alloc, len, data);
 	if (!pb && b.over)
-		return fail(e, -EFBIG,
-			    "decoding the profile needs more than %zu bytes",
-			    lim->max_memory);
+		return over_budget(e, lim, b.max, len, need);
 	if (!pb)
 		return b.nomem ? fail_nomem(e)
 			       : fail(e, -EINVAL,
@@ -1062,7 +1104,22 @@ int mt_pprof_parse(const void *data, size_t len, const char *name,
 		return fail(&e, -EFBIG, "file is larger than %zu bytes",
 			    lim->max_file);
 	if (is_gzip(data, len)) {
-		ret = gunzip(data, len, lim->max_proto, &raw, &e);
+		size_t max = lim->budget ? (lim->budget < lim->max_proto ? lim->budget
+									 : lim->max_proto)
+					 : scaled(MT_PPROF_INFLATE_BASE,
+						  MT_PPROF_INFLATE_RATIO, len,
+						  lim->max_proto);
+
+		ret = gunzip(data, len, max, &raw, &e);
+		if (ret == -EFBIG && lim->budget && max < lim->max_proto)
+			fail(&e, ret, "decompressed profile is larger than %zu "
+			     "bytes (--max-memory)", max);
+		else if (ret == -EFBIG && !lim->budget && max < lim->max_proto)
+			fail(&e, ret,
+			     "decompressed profile is larger than %zu bytes, "
+			     "16 MiB + %d x the file's %zu (a gzip bomb?); "
+			     "--max-memory raises the limit",
+			     max, MT_PPROF_INFLATE_RATIO, len);
 		if (!ret)
 			ret = decode(raw.data, raw.len, name ? name : "?", lim, p, &e);
 		free(raw.data);

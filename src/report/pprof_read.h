@@ -38,7 +38,25 @@
 #include <stddef.h>
 #include "profile.h"
 
-/* Default limits. */
+/*
+ * The memory budget.  Reading a profile takes memory in proportion to
+ * what is in it, and no more than:
+ *   - gunzip: the file may decompress to 16 MiB + 32 x its own size (real
+ *     profiles compress 2 to 10 times; a gzip bomb, 1000 times, is rejected
+ *     while it is being inflated, having used at most that);
+ *   - decoding: 64 MiB + 16 x the decompressed size, for protobuf-c's
+ *     messages and the samples kept (real profiles need 5 to 12 times; an
+ *     input made of many tiny messages, far more, is rejected before it is
+ *     decoded: its cost is measured on the wire format, pprof_cost.h).
+ * struct mt_pprof_limits.budget (memtrace report --max-memory) replaces
+ * both with one figure.  Absolute caps (MT_PPROF_MAX_*) apply on top.
+ */
+#define MT_PPROF_INFLATE_BASE ((size_t)16 << 20)
+#define MT_PPROF_INFLATE_RATIO 32
+#define MT_PPROF_DECODE_BASE ((size_t)64 << 20)
+#define MT_PPROF_DECODE_RATIO 16
+
+/* Absolute caps. */
 #define MT_PPROF_MAX_FILE ((size_t)1 << 30)    /* file as stored */
 #define MT_PPROF_MAX_PROTO ((size_t)1 << 30)   /* protobuf after gunzip */
 #define MT_PPROF_MAX_MEMORY ((size_t)2 << 30)  /* decoded protobuf in memory */
@@ -49,6 +67,8 @@ struct mt_pprof_limits {
 	size_t max_proto;   /* bytes of the encoded profile (after gunzip) */
 	size_t max_memory;  /* bytes the decoded message may use; also caps
 			       the frame references of all samples */
+	size_t budget;      /* 0: the budget above; else the bytes gunzip and
+			       decoding may each use (--max-memory) */
 };
 
 /*
@@ -61,7 +81,8 @@ struct mt_pprof_limits {
 int mt_pprof_read(const char *path, struct mt_profile *p, char *err,
 		  size_t errlen);
 
-/* The same with limits (NULL: the defaults above). */
+/* The same with limits (NULL: the defaults above).  Exceeding the budget
+ * is -EFBIG with a reason that names the figure and --max-memory. */
 int mt_pprof_read_limits(const char *path, const struct mt_pprof_limits *lim,
 			 struct mt_profile *p, char *err, size_t errlen);
 

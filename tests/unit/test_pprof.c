@@ -1107,7 +1107,7 @@ static void test_crafted_errors(void **state)
 static void test_limits(void **state)
 {
 	struct mt_pprof_limits lim = { MT_PPROF_MAX_FILE, 64 << 10,
-				       MT_PPROF_MAX_MEMORY };
+				       MT_PPROF_MAX_MEMORY, 0 };
 	size_t zlen = 1 << 20, glen;
 	uint8_t *zeros = calloc(zlen, 1), *gz;
 	struct mt_profile q;
@@ -1129,12 +1129,12 @@ static void test_limits(void **state)
 	write_default(tmp_path("rt.pb.gz"), true);
 	gz = read_bytes(tmp_path("rt.pb.gz"), &glen);
 	lim = (struct mt_pprof_limits){ glen - 1, MT_PPROF_MAX_PROTO,
-					MT_PPROF_MAX_MEMORY };
+					MT_PPROF_MAX_MEMORY, 0 };
 	assert_int_equal(mt_pprof_parse(gz, glen, "m", &lim, &q, err, sizeof(err)),
 			 -EFBIG);
 	assert_int_equal(mt_pprof_read_limits(tmp_path("rt.pb.gz"), &lim, &q, err,
 					      sizeof(err)), -EFBIG);
-	lim = (struct mt_pprof_limits){ MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO, 512 };
+	lim = (struct mt_pprof_limits){ MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO, 512, 0 };
 	assert_int_equal(mt_pprof_parse(gz, glen, "m", &lim, &q, err, sizeof(err)),
 			 -EFBIG);
 	assert_non_null(strstr(err, "needs more than"));
@@ -1144,6 +1144,78 @@ static void test_limits(void **state)
 }
 
 /* ---- writer errors ---- */
+
+/* A profile.proto of N samples of no content (2 bytes each), gzipped. */
+static void write_tiny_samples(const char *path, size_t n)
+{
+	static const uint8_t head[] = {
+		0x32, 0x00,                                  /* "" */
+		0x32, 0x0b, 'i', 'n', 'u', 's', 'e', '_', 's', 'p', 'a', 'c', 'e',
+		0x32, 0x05, 'b', 'y', 't', 'e', 's',
+		0x0a, 0x04, 0x08, 0x01, 0x10, 0x02,          /* sample_type */
+	};
+	static const uint8_t sample[] = { 0x12, 0x00 };
+	gzFile f = gzopen(path, "wb9");
+
+	assert_non_null(f);
+	assert_int_equal(gzwrite(f, head, sizeof(head)), (int)sizeof(head));
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(gzwrite(f, sample, sizeof(sample)), 2);
+	assert_int_equal(gzclose(f), Z_OK);
+}
+
+/*
+ * Bombs, made here: the budget (pprof_read.h) follows the input's
+ * content, rejects them early, and --max-memory (limits.budget) moves it.
+ */
+static void test_bombs(void **state)
+{
+	struct mt_pprof_limits lim = { MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO,
+				       MT_PPROF_MAX_MEMORY, 0 };
+	size_t chunk = 1 << 20;
+	uint8_t *zeros = calloc(chunk, 1);
+	struct mt_profile q;
+	char err[512];
+	struct stat sb;
+	gzFile f;
+
+	(void)state;
+	assert_non_null(zeros);
+	/* 256 MiB of zeros in about 250 KiB: over 16 MiB + 32 x that. */
+	f = gzopen(tmp_path("zeros.gz"), "wb9");
+	assert_non_null(f);
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(gzwrite(f, zeros, (unsigned)chunk), (int)chunk);
+	assert_int_equal(gzclose(f), Z_OK);
+	free(zeros);
+	assert_int_equal(stat(tmp_path("zeros.gz"), &sb), 0);
+	assert_true((size_t)sb.st_size * 32 + (16 << 20) < (256u << 20));
+	assert_int_equal(mt_pprof_read(tmp_path("zeros.gz"), &q, err, sizeof(err)),
+			 -EFBIG);
+	assert_non_null(strstr(err, "gzip bomb"));
+	assert_non_null(strstr(err, "--max-memory"));
+	assert_null(q.samples);
+
+	/* 1M samples of nothing: 2 MB of protobuf, 150 MB once decoded;
+	 * rejected before decoding. */
+	write_tiny_samples(tmp_path("tiny.gz"), 1000000);
+	assert_int_equal(mt_pprof_read(tmp_path("tiny.gz"), &q, err, sizeof(err)),
+			 -EFBIG);
+	assert_non_null(strstr(err, "needs more than"));
+	assert_non_null(strstr(err, "--max-memory"));
+
+	/* The budget is the user's to set: 100k such samples decode in
+	 * 32 MiB (and are then found to lack values), not in 1 MiB. */
+	write_tiny_samples(tmp_path("tiny.gz"), 100000);
+	lim.budget = 32 << 20;
+	assert_int_equal(mt_pprof_read_limits(tmp_path("tiny.gz"), &lim, &q, err,
+					      sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "0 values"));
+	lim.budget = 1 << 20;
+	assert_int_equal(mt_pprof_read_limits(tmp_path("tiny.gz"), &lim, &q, err,
+					      sizeof(err)), -EFBIG);
+	assert_non_null(strstr(err, "(--max-memory)"));
+}
 
 static void test_write_errors(void **state)
 {
@@ -1181,6 +1253,7 @@ int main(void)
 		cmocka_unit_test(test_crafted_partial_types),
 		cmocka_unit_test(test_crafted_errors),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_bombs),
 		cmocka_unit_test(test_write_errors),
 	};
 
