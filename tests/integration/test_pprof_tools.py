@@ -235,3 +235,77 @@ def _not_recorded():
     for key in ("allocator", "events", "untracked frees", "drops"):
         line = [l for l in head if l.startswith(key + ":")]
         check_eq(line, [key + ": not recorded"], "header line %r" % key, res.stdout[:800])
+
+
+# ---------------------------------------------------------------- bombs
+
+def varint(n):
+    out = bytearray()
+    while True:
+        low, n = n & 0x7f, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def pb_field(num, payload):
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+def gzip_bomb(path, mib):
+    """MIB MiB of zeros, gzipped (about 1 KiB per MiB)."""
+    import zlib
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = bytes(1 << 20)
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(c.compress(chunk))
+        f.write(c.flush())
+
+
+def tiny_samples(path, n):
+    """A valid profile header and N samples of nothing (2 bytes each)."""
+    import gzip
+    head = pb_field(6, b"") + pb_field(6, b"inuse_space") + pb_field(6, b"bytes") + \
+        pb_field(1, b"\x08\x01\x10\x02")
+    with gzip.open(path, "wb", 9) as f:
+        f.write(head + b"\x12\x00" * n)
+
+
+def report_usage(args):
+    """memtrace report ARGS: (exit status, stderr, seconds, max RSS in KiB)."""
+    import time
+    t0 = time.monotonic()
+    p = subprocess.Popen([mtlib.MEMTRACE, "report"] + list(args), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    err = p.stderr.read().decode("utf-8", "replace")
+    p.stderr.close()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, err, time.monotonic() - t0, usage.ru_maxrss
+
+
+def make_bomb_test(name, make, limit_kib, mention):
+    @test("pprof.bomb." + name, needs=("memtrace",))
+    def _t():
+        path = os.path.join(mtlib.TMPDIR, "bomb." + name)
+        make(path)
+        rc, err, secs, rss = report_usage([path])
+        d = "memtrace report %s (%d bytes): exit %d in %.2f s, max RSS %d KiB\nstderr:\n%s" % (
+            path, os.path.getsize(path), rc, secs, rss, err)
+        check_eq(rc, 1, "exit status", d)
+        lines = [l for l in err.splitlines() if l.strip()]
+        check(len(lines) == 1 and mention in lines[0] and "--max-memory" in lines[0],
+              "expected one line naming %r and --max-memory" % mention, d)
+        check(rss < limit_kib, "max RSS %d KiB, budget %d KiB" % (rss, limit_kib), d)
+        check(secs < 5, "took %.2f s to reject" % secs, d)
+        # The budget is the user's: a smaller one still holds (it bounds
+        # gunzip and decoding each; memtrace itself takes about 8 MiB).
+        rc, err, secs, rss2 = report_usage([path, "--max-memory", "8M"])
+        check(rc == 1 and "--max-memory" in err and rss2 < (2 * 8 + 16) * 1024,
+              "--max-memory 8M: exit %d, max RSS %d KiB" % (rc, rss2), err)
+
+# A gzip bomb: 1 GiB of zeros in 1 MB (16 MiB + 32 x 1 MB may be inflated).
+make_bomb_test("gzip", lambda p: gzip_bomb(p, 1024), 100 * 1024, "gzip bomb")
+# 2M samples of nothing: 4 MB of protobuf, 4 KB gzipped, ~300 MB if decoded.
+make_bomb_test("tiny_samples", lambda p: tiny_samples(p, 2000000), 40 * 1024, "needs more than")
