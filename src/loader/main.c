@@ -34,6 +34,7 @@
 #include "filter.h"
 #include "outfile.h"
 #include "pprof_read.h"
+#include "profile_read.h"
 #include "render.h"
 #include "symbolize.h"
 #include "system.h"
@@ -416,7 +417,7 @@ static int report_file(const struct mt_options *o)
 	struct mt_pprof_limits lim = { MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO,
 				       MT_PPROF_MAX_MEMORY, o->max_memory };
 	char err[512];
-	int ret = mt_pprof_read_limits(o->input, &lim, &prof, err, sizeof(err));
+	int ret = mt_profile_read(o->input, &lim, &prof, err, sizeof(err));
 
 	if (ret) {
 		mt_profile_free(&prof);

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* heap_text.c: text heap profile records to a raw profile (see heap_text.h). */
+#include "heap_text.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "frame.h"
+#include "maps_text.h"
+
+void mt_heap_unbias(int64_t *count, int64_t *size, uint64_t period)
+{
+	double scale;
+
+	if (period <= 1 || *count <= 0 || *size <= 0)
+		return;
+	scale = 1.0 / (1.0 - exp(-((double)*size / (double)*count) / (double)period));
+	*count = (int64_t)((double)*count * scale);
+	*size = (int64_t)((double)*size * scale);
+}
+
+int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *rec,
+		     uint64_t period)
+{
+	int64_t io = rec->inuse_objects, ib = rec->inuse_bytes;
+	int64_t ao = rec->alloc_objects, ab = rec->alloc_bytes;
+	struct mt_raw_stack *v, *s;
+
+	if (io < 0 || ib < 0 || ao < 0 || ab < 0 || (io == 0 && ib != 0) ||
+	    (ao == 0 && ab != 0))
+		return -EINVAL;
+	if (ao == 0 && ab == 0) {
+		ao = io;
+		ab = ib;
+	}
+	if (ao < io || ab < ib)
+		return -EINVAL;
+	mt_heap_unbias(&io, &ib, period);
+	mt_heap_unbias(&ao, &ab, period);
+	/* Scaled separately, the allocations stay at least what is held. */
+	if (ao < io)
+		ao = io;
+	if (ab < ib)
+		ab = ib;
+	v = reallocarray(raw->stacks, raw->nstacks + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	raw->stacks = v;
+	s = &v[raw->nstacks];
+	memset(s, 0, sizeof(*s));
+	if (rec->nips) {
+		s->ips = malloc(rec->nips * sizeof(*s->ips));
+		if (!s->ips)
+			return -ENOMEM;
+		memcpy(s->ips, rec->ips, rec->nips * sizeof(*s->ips));
+	}
+	s->nips = (uint32_t)rec->nips;
+	s->stack_id = MT_STACK_NONE;
+	s->alloc_objects = (uint64_t)ao;
+	s->alloc_bytes = (uint64_t)ab;
+	s->free_objects = (uint64_t)(ao - io);
+	s->free_bytes = (uint64_t)(ab - ib);
+	raw->nstacks++;
+	return 0;
+}
+
+int mt_heap_text_addrs(const char *s, uint64_t **ips, size_t *n)
+{
+	size_t cap = 0;
+
+	*ips = NULL;
+	*n = 0;
+	for (;;) {
+		char *end;
+		uint64_t v;
+
+		s += strspn(s, " \t");
+		if (*s == '\0' || *s == '\n')
+			return 0;
+		if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+			break;
+		errno = 0;
+		v = strtoull(s + 2, &end, 16);
+		if (errno || end == s + 2 || (*end && !strchr(" \t\n", *end)))
+			break;
+		if (*n == UINT32_MAX)
+			break;
+		if (*n == cap) {
+			uint64_t *nv;
+
+			cap = cap ? cap * 2 : 16;
+			nv = reallocarray(*ips, cap, sizeof(*nv));
+			if (!nv) {
+				free(*ips);
+				*ips = NULL;
+				return -ENOMEM;
+			}
+			*ips = nv;
+		}
+		(*ips)[(*n)++] = v;
+		s = end;
+	}
+	free(*ips);
+	*ips = NULL;
+	*n = 0;
+	return -EINVAL;
+}
+
+/* True when IP is in a module of PROC whose file name contains NAME. */
+static bool in_named(const struct mt_process *proc, uint64_t ip,
+		     const char *name)
+{
+	const struct mt_module *m = mt_maps_text_module(proc, ip);
+
+	return m && strstr(mt_path_basename(m->path), name);
+}
+
+void mt_heap_text_strip(struct mt_raw_profile *raw, const char *name)
+{
+	if (!raw->nprocs)
+		return;
+	for (size_t i = 0; i < raw->nstacks; i++) {
+		struct mt_raw_stack *s = &raw->stacks[i];
+		uint32_t k = 0;
+
+		while (k < s->nips && in_named(&raw->procs[0], s->ips[k], name))
+			k++;
+		if (k) {
+			memmove(s->ips, s->ips + k, (s->nips - k) * sizeof(*s->ips));
+			s->nips -= k;
+		}
+	}
+}

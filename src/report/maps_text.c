@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/* maps_text.c: a heap profile's MAPPED_LIBRARIES section (see maps_text.h). */
+#include "maps_text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "build_id.h"
+
+/* "START-END PERMS OFFSET DEV INODE PATH" */
+static bool parse(const char *line, uint64_t *start, uint64_t *end,
+		  bool *exec, uint64_t *offset, const char **path)
+{
+	char perms[8];
+	int n = 0;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n",
+		   start, end, perms, offset, &n) != 4 || n == 0 ||
+	    *end <= *start)
+		return false;
+	*exec = strlen(perms) >= 3 && perms[2] == 'x';
+	*path = line + n;
+	return (*path)[0] == '/';
+}
+
+int mt_maps_text_line(struct mt_process *proc, const char *line)
+{
+	uint64_t start, end, offset;
+	const char *path;
+	struct mt_module *m, *v;
+	size_t len;
+	bool exec;
+
+	if (!parse(line, &start, &end, &exec, &offset, &path))
+		return 0;
+	len = strcspn(path, "\n");
+	for (size_t i = 0; i < proc->nmods; i++) {
+		m = &proc->mods[i];
+		if (strlen(m->path) != len || strncmp(m->path, path, len) != 0)
+			continue;
+		if (start < m->start)
+			m->start = start;
+		if (end > m->end)
+			m->end = end;
+		if (exec && !m->text_end) {
+			m->text_start = start;
+			m->text_end = end;
+			m->text_offset = offset;
+		}
+		return 0;
+	}
+	v = reallocarray(proc->mods, proc->nmods + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	proc->mods = v;
+	m = &v[proc->nmods];
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	m->path = strndup(path, len);
+	if (!m->path)
+		return -ENOMEM;
+	m->start = start;
+	m->end = end;
+	if (exec) {
+		m->text_start = start;
+		m->text_end = end;
+		m->text_offset = offset;
+	}
+	proc->nmods++;
+	return 0;
+}
+
+/* Bias of M (mapped from text_offset at text_start) from ELF's headers. */
+static int load_bias(int fd, struct mt_module *m)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t n = 0;
+	int ret = -ENOENT;
+
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_getphdrnum(elf, &n) != 0)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t lo;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		lo = ph.p_offset & ~(uint64_t)4095;
+		if (m->text_offset < lo || m->text_offset >= ph.p_offset + ph.p_filesz)
+			continue;
+		m->bias = m->text_start - (ph.p_vaddr - ph.p_offset + m->text_offset);
+		ret = 0;
+		break;
+	}
+	elf_end(elf);
+	return ret;
+}
+
+void mt_maps_text_finish(struct mt_process *proc)
+{
+	size_t kept = 0;
+
+	/* Only files mapped executable hold code. */
+	for (size_t i = 0; i < proc->nmods; i++) {
+		if (proc->mods[i].text_end)
+			proc->mods[kept++] = proc->mods[i];
+		else
+			free(proc->mods[i].path);
+	}
+	proc->nmods = kept;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return;
+	for (size_t i = 0; i < proc->nmods; i++) {
+		struct mt_module *m = &proc->mods[i];
+		int fd;
+
+		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (load_bias(fd, m) == 0)
+			mt_build_id_hex(fd, m->build_id, sizeof(m->build_id));
+		close(fd);
+	}
+}
+
+const struct mt_module *mt_maps_text_module(const struct mt_process *proc,
+					    uint64_t ip)
+{
+	for (size_t i = 0; i < proc->nmods; i++) {
+		if (ip >= proc->mods[i].start && ip < proc->mods[i].end)
+			return &proc->mods[i];
+	}
+	return NULL;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* profile_read.c: any saved heap profile, by its first bytes (profile_read.h). */
+#include "profile_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "jemalloc_read.h"
+#include "symbolize.h"
+#include "tcmalloc_read.h"
+
+/* The whole file, NUL-terminated, at most MAX bytes. */
+static int slurp(const char *path, size_t max, char **data, size_t *len,
+		 char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t cap = 1 << 16;
+	char *buf = NULL;
+	int ret = 0;
+
+	*len = 0;
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open: %s", strerror(errno));
+		return -errno;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (!buf || *len + 1 >= cap) {
+			char *nb;
+
+			if (buf)
+				cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				ret = -ENOMEM;
+				snprintf(err, errlen, "out of memory");
+				break;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + *len, cap - *len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "read: %s", strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+		if (*len > max) {
+			ret = -EFBIG;
+			snprintf(err, errlen, "file is larger than %zu bytes", max);
+			break;
+		}
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	buf[*len] = '\0';
+	*data = buf;
+	return 0;
+}
+
+/* Header facts of a text profile: what the format records, and not. */
+static void text_summary(struct mt_raw_profile *raw, const char *path,
+			 const char *allocator)
+{
+	struct mt_summary *sum = &raw->sum;
+
+	snprintf(sum->target, sizeof(sum->target), "profile %s", path);
+	snprintf(sum->allocator, sizeof(sum->allocator), "%s", allocator);
+	sum->missing = MT_FACT_COUNTERS | MT_FACT_DURATION;
+	for (size_t i = 0; i < raw->nstacks; i++) {
+		const struct mt_raw_stack *s = &raw->stacks[i];
+
+		sum->counters[MT_CNT_ALLOC_OBJECTS] += s->alloc_objects;
+		sum->counters[MT_CNT_ALLOC_BYTES] += s->alloc_bytes;
+		sum->counters[MT_CNT_FREE_OBJECTS] += s->free_objects;
+		sum->counters[MT_CNT_FREE_BYTES] += s->free_bytes;
+	}
+}
+
+static int read_text(const char *path, const char *text, size_t len,
+		     struct mt_profile *p, char *err, size_t errlen)
+{
+	struct mt_raw_profile raw = { 0 };
+	bool tc = mt_tcmalloc_is(text, len);
+	int ret = tc ? mt_tcmalloc_parse(text, &raw, err, errlen)
+		     : mt_jemalloc_parse(text, &raw, err, errlen);
+
+	if (!ret) {
+		text_summary(&raw, path, tc ? "tcmalloc (gperftools heap profile)"
+					    : "jemalloc (heap profile dump)");
+		ret = mt_symbolize(&raw, p);
+		if (ret)
+			snprintf(err, errlen, "cannot symbolise: %s", strerror(-ret));
+	}
+	mt_raw_profile_free(&raw);
+	return ret;
+}
+
+int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
+		    struct mt_profile *p, char *err, size_t errlen)
+{
+	static const struct mt_pprof_limits defaults = {
+		MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO, MT_PPROF_MAX_MEMORY, 0,
+	};
+	size_t len, max;
+	char *data = NULL;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	if (!lim)
+		lim = &defaults;
+	max = lim->max_file;
+	ret = slurp(path, max, &data, &len, err, errlen);
+	if (ret)
+		return ret;
+	if (mt_tcmalloc_is(data, len) || mt_jemalloc_is(data, len))
+		ret = read_text(path, data, len, p, err, errlen);
+	else
+		ret = mt_pprof_parse(data, len, path, lim, p, err, errlen);
+	free(data);
+	if (ret)
+		mt_profile_free(p);
+	return ret;
+}
