@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_heap_text.c: cmocka tests of the text heap profile readers
+ * (src/report/heap_text.c, tcmalloc_read.c, jemalloc_read.c, maps_text.c)
+ * on profiles written here in their documented formats (synthetic: the
+ * integration tests read real ones, made by the allocators): pprof's
+ * unbiasing rule for sampled profiles, the MAPPED_LIBRARIES section, the
+ * allocator's frames dropped, and damaged input.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "heap_text.h"
+#include "jemalloc_read.h"
+#include "tcmalloc_read.h"
+
+/* pprof's scaleHeapSample, written out: 1 / (1 - e^-(avg/period)). */
+static void test_unbias(void **state)
+{
+	int64_t c = 2, s = 2048;
+
+	(void)state;
+	/* avg 1024 = period: scale 1/(1-e^-1) = 1.5819767... */
+	mt_heap_unbias(&c, &s, 1024);
+	assert_int_equal(c, 3);     /* 3.16 */
+	assert_int_equal(s, 3239);  /* 3239.888 */
+	/* Blocks far larger than the period are all sampled. */
+	c = 1, s = 1 << 30;
+	mt_heap_unbias(&c, &s, 1024);
+	assert_int_equal(c, 1);
+	assert_int_equal(s, 1 << 30);
+	/* Period 1 (every allocation) and 0 counts: unchanged. */
+	c = 7, s = 7;
+	mt_heap_unbias(&c, &s, 1);
+	assert_int_equal(c, 7);
+	c = 0, s = 0;
+	mt_heap_unbias(&c, &s, 512);
+	assert_int_equal(s, 0);
+}
+
+#define MAPS \
+	"MAPPED_LIBRARIES:\n" \
+	"10000-11000 r--p 00000000 00:00 1 /nonexistent/prog\n" \
+	"11000-12000 r-xp 00001000 00:00 1 /nonexistent/prog\n" \
+	"7f0000000000-7f0000010000 r-xp 00000000 00:00 2 /nonexistent/libjemalloc.so.2\n" \
+	"7f0000100000-7f0000110000 r-xp 00002000 00:00 3 /nonexistent/libtcmalloc.so.4\n" \
+	"7f0000200000-7f0000210000 rw-p 00000000 00:00 0 \n" \
+	"7ffff0000000-7ffff0001000 rw-p 00000000 00:00 0 [stack]\n"
+
+static void test_tcmalloc_sampled(void **state)
+{
+	static const char text[] =
+		"heap profile:    3:   3072 [    5:   5120] @ heap_v2/1024\n"
+		"     2:     2048 [     4:     4096] @ 0x7f0000100010 0x11010 0x11020\n"
+		"     1:     1024 [     1:     1024] @ 0x11030\n"
+		"\n" MAPS;
+	struct mt_raw_profile raw;
+	char err[128];
+
+	(void)state;
+	assert_true(mt_tcmalloc_is(text, sizeof(text) - 1));
+	assert_false(mt_jemalloc_is(text, sizeof(text) - 1));
+	assert_int_equal(mt_tcmalloc_parse(text, &raw, err, sizeof(err)), 0);
+	assert_int_equal(raw.sum.sample_bytes, 1024);
+	assert_int_equal(raw.nstacks, 2);
+	/* Each pair scaled by its own average, 1024: x 1.58198. */
+	assert_int_equal(raw.stacks[0].alloc_objects, 6);      /* 4 -> 6.33 */
+	assert_int_equal(raw.stacks[0].alloc_bytes, 6479);     /* 6479.77 */
+	assert_int_equal(raw.stacks[0].alloc_objects - raw.stacks[0].free_objects, 3);
+	assert_int_equal(raw.stacks[0].alloc_bytes - raw.stacks[0].free_bytes, 3239);
+	/* tcmalloc's own frame is gone; the program's stay. */
+	assert_int_equal(raw.stacks[0].nips, 2);
+	assert_int_equal(raw.stacks[0].ips[0], 0x11010);
+	/* The modules: the executable files only, with their text range. */
+	assert_int_equal(raw.nprocs, 1);
+	assert_int_equal(raw.procs[0].nmods, 3);
+	assert_string_equal(raw.procs[0].mods[0].path, "/nonexistent/prog");
+	assert_int_equal(raw.procs[0].mods[0].start, 0x10000);
+	assert_int_equal(raw.procs[0].mods[0].text_start, 0x11000);
+	assert_int_equal(raw.procs[0].mods[0].text_offset, 0x1000);
+	mt_raw_profile_free(&raw);
+}
+
+static void test_jemalloc(void **state)
+{
+	static const char text[] =
+		"heap_v2/1\n"
+		"  t*: 3: 96 [0: 0]\n"
+		"  t0: 3: 96 [0: 0]\n"
+		"@ 0x7f0000000010 0x7f0000000020 0x11010 0x11020\n"
+		"  t*: 2: 64 [0: 0]\n"
+		"  t0: 2: 64 [0: 0]\n"
+		"@ 0x11030\n"
+		"  t*: 1: 32 [5: 160]\n"
+		"  t1: 1: 32 [5: 160]\n"
+		"\n" MAPS;
+	struct mt_raw_profile raw;
+	char err[128];
+
+	(void)state;
+	assert_true(mt_jemalloc_is(text, sizeof(text) - 1));
+	assert_int_equal(mt_jemalloc_parse(text, &raw, err, sizeof(err)), 0);
+	assert_int_equal(raw.sum.sample_bytes, 0);  /* heap_v2/1: exact */
+	assert_int_equal(raw.nstacks, 2);
+	/* No accumulated figures (prof_accum off): in use counts as allocated. */
+	assert_int_equal(raw.stacks[0].alloc_objects, 2);
+	assert_int_equal(raw.stacks[0].alloc_bytes, 64);
+	assert_int_equal(raw.stacks[0].free_objects, 0);
+	/* Both of jemalloc's frames dropped. */
+	assert_int_equal(raw.stacks[0].nips, 2);
+	assert_int_equal(raw.stacks[0].ips[0], 0x11010);
+	assert_int_equal(raw.stacks[1].alloc_objects, 5);
+	assert_int_equal(raw.stacks[1].free_bytes, 128);
+	mt_raw_profile_free(&raw);
+}
+
+static void expect_error(const char *text, bool tc, const char *what)
+{
+	struct mt_raw_profile raw;
+	char err[128] = "";
+	int ret = tc ? mt_tcmalloc_parse(text, &raw, err, sizeof(err))
+		     : mt_jemalloc_parse(text, &raw, err, sizeof(err));
+
+	assert_int_equal(ret, -EINVAL);
+	if (!strstr(err, what))
+		fail_msg("error \"%s\" does not mention \"%s\"", err, what);
+	mt_raw_profile_free(&raw);
+}
+
+static void test_damaged(void **state)
+{
+	(void)state;
+	expect_error("heap profile: 1: 1 [1: 1] @ heap_v2/x\n", true, "line 1");
+	expect_error("heap profile: 1: 1 [1: 1] @ heapprofile\n 1: 1 [1: 1] @ 0x1 junk\n",
+		     true, "line 2");
+	expect_error("heap profile: 1: 1 [1: 1] @ heapprofile\n 0: 5 [1: 5] @ 0x1\n",
+		     true, "line 2");
+	expect_error("heap profile: 1: 1 [1: 1] @ heapprofile\n 1: 5 [1: 5] @ "
+		     "0x1ffffffffffffffffffff\n", true, "line 2");
+	expect_error("heap_v2/\n", false, "line 1");
+	expect_error("heap_v2/4\nnonsense\n", false, "line 2");
+	expect_error("heap_v2/4\n@ 0x1\n  t*: 1: 1 [x: 1]\n", false, "line 3");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unbias),
+		cmocka_unit_test(test_tcmalloc_sampled),
+		cmocka_unit_test(test_jemalloc),
+		cmocka_unit_test(test_damaged),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
