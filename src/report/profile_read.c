@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "go_text_read.h"
 #include "jemalloc_read.h"
 #include "symbolize.h"
 #include "tcmalloc_read.h"
@@ -108,6 +109,18 @@ static int read_text(const char *path, const char *text, size_t len,
 	return ret;
 }
 
+static int read_go(const char *path, const char *text, struct mt_profile *p,
+		   char *err, size_t errlen)
+{
+	int ret = mt_go_text_parse(text, p, err, errlen);
+
+	snprintf(p->sum.target, sizeof(p->sum.target), "profile %s", path);
+	snprintf(p->sum.allocator, sizeof(p->sum.allocator),
+		 "go (runtime/pprof heap profile, debug=1)");
+	p->sum.missing = MT_FACT_COUNTERS | MT_FACT_DURATION;
+	return ret;
+}
+
 int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 		    struct mt_profile *p, char *err, size_t errlen)
 {
@@ -125,7 +138,9 @@ int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 	ret = slurp(path, max, &data, &len, err, errlen);
 	if (ret)
 		return ret;
-	if (mt_tcmalloc_is(data, len) || mt_jemalloc_is(data, len))
+	if (mt_go_text_is(data, len))
+		ret = read_go(path, data, p, err, errlen);
+	else if (mt_tcmalloc_is(data, len) || mt_jemalloc_is(data, len))
 		ret = read_text(path, data, len, p, err, errlen);
 	else
 		ret = mt_pprof_parse(data, len, path, lim, p, err, errlen);

@@ -5,7 +5,9 @@
  *   - pprof (profile.proto, gzipped or not): memtrace's, Go's (pprof_read.h);
  *   - gperftools/tcmalloc text heap profiles, "heap profile: ..."
  *     (tcmalloc_read.h);
- *   - jemalloc heap dumps, "heap_v2/N" (jemalloc_read.h).
+ *   - jemalloc heap dumps, "heap_v2/N" (jemalloc_read.h);
+ *   - Go's text heap profile, debug=1 (go_text_read.h), whose frames the
+ *     Go runtime symbolised.
  * The text formats' addresses are symbolised with the files their
  * MAPPED_LIBRARIES section names, as they are on this machine (libdw, as
  * for a trace); their header says what they do not record.

@@ -139,3 +139,31 @@ make_bad_test("tc_address", "heap profile: 1: 2 [3: 4] @ heapprofile\n  1: 5 [1:
 make_bad_test("je_period", "heap_v2/0\n", "line 1")
 make_bad_test("je_totals", "heap_v2/1\n  t*: 1: 8 [0: 0]\n@ 0x10 0x20\n  t*: one\n", "line 4")
 make_bad_test("je_stack", "heap_v2/1\n@ 0x10 nothex\n", "line 2")
+
+
+# Go: tests/data/goheap/main.go, built here (golang-go), run with
+# MemProfileRate = 1 (every allocation), its profile written as text.
+GO_FUNCS = {  # function: (inuse_space, inuse_objects, alloc_space, alloc_objects)
+    "main.allocLarge": (1 << 20, 1, 1 << 20, 1),
+    "main.newBlock": (100 * 64, 100, 100 * 64, 100),   # inlined into allocSmall
+    "main.allocTemp": (0, 0, 50 * 128, 50),
+}
+
+
+@test("formats.go_debug1", needs=("memtrace",))
+def _go_debug1():
+    from test_outputs import go_bin, go_env
+    go = go_bin()
+    src = os.path.join(mtlib.ROOT, "tests", "data", "goheap", "main.go")
+    exe = os.path.join(mtlib.TMPDIR, "goheap")
+    res = mtlib.run([go, "build", "-trimpath", "-o", exe, src], env=go_env(), timeout=300)
+    check_eq(res.rc, 0, "go build goheap", mtlib.tail(res.stderr))
+    out = os.path.join(mtlib.TMPDIR, "goheap.txt")
+    res = mtlib.run([exe, "-debug1", out])
+    check_eq(res.rc, 0, "goheap -debug1", res.stderr)
+    for i, metric in enumerate(METRICS):
+        rep = report(out, metric)
+        check(rep.allocator.startswith("go "), "allocator line %r" % rep.allocator, rep.text[:600])
+        got = {f: (rep.row(f).flat if rep.row(f) else 0) for f in GO_FUNCS}
+        check_eq(got, {f: v[i] for f, v in GO_FUNCS.items()}, "%s per function of Go's text profile" % metric,
+                 mtlib.tail(rep.text, 30))

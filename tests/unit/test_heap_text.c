@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_heap_text.c: cmocka tests of the text heap profile readers
- * (src/report/heap_text.c, tcmalloc_read.c, jemalloc_read.c, maps_text.c)
+ * (src/report/heap_text.c, tcmalloc_read.c, jemalloc_read.c, go_text_read.c,
+ * maps_text.c)
  * on profiles written here in their documented formats (synthetic: the
  * integration tests read real ones, made by the allocators): pprof's
  * unbiasing rule for sampled profiles, the MAPPED_LIBRARIES section, the
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "go_text_read.h"
 #include "heap_text.h"
 #include "jemalloc_read.h"
 #include "tcmalloc_read.h"
@@ -150,6 +152,57 @@ static void test_damaged(void **state)
 	expect_error("heap_v2/4\n@ 0x1\n  t*: 1: 1 [x: 1]\n", false, "line 3");
 }
 
+static void test_go(void **state)
+{
+	static const char text[] =
+		"heap profile: 2: 1024 [3: 1536] @ heap/1024\n"
+		"2: 1024 [3: 1536] @ 0x4b4111 0x4b4112 0x461181\n"
+		"#\t0x4b4110\tmain.newBlock+0x50\t./main.go:35\n"
+		"#\t0x4b4111\tmain.allocSmall+0x51\t./main.go:41\n"
+		"\n"
+		"0: 0 [0: 0] @ 0x1\n"
+		"\n"
+		"# runtime.MemStats\n"
+		"# Alloc = 1\n";
+	struct mt_profile p;
+	const struct mt_frame *f;
+	char err[128];
+
+	(void)state;
+	assert_true(mt_go_text_is(text, sizeof(text) - 1));
+	/* tcmalloc's header is not Go's (the dispatcher asks Go first). */
+	assert_false(mt_go_text_is("heap profile: 1: 1 [1: 1] @ heapprofile\n", 40));
+	assert_false(mt_go_text_is("heap profile: 1: 1 [1: 1] @ heap_v2/8\n", 38));
+	assert_int_equal(mt_go_text_parse(text, &p, err, sizeof(err)), 0);
+	/* heap/1024: one sample per 512 bytes; avg 512: x 1.58198. */
+	assert_int_equal(p.sum.sample_bytes, 512);
+	assert_int_equal(p.nsamples, 1);  /* the all-zero record is left out */
+	assert_int_equal(p.samples[0].v[MT_INUSE_OBJECTS], 3);   /* 3.16 */
+	assert_int_equal(p.samples[0].v[MT_INUSE_SPACE], 1619);  /* 1619.94 */
+	assert_int_equal(p.samples[0].v[MT_ALLOC_OBJECTS], 4);   /* 4.75 */
+	assert_int_equal(p.samples[0].nframes, 2);
+	f = &p.frames[p.samples[0].frames[0]];
+	assert_string_equal(f->function, "main.newBlock");
+	assert_string_equal(f->file, "./main.go");
+	assert_int_equal(f->line, 35);
+	assert_int_equal(f->addr, 0x4b4111);
+	assert_string_equal(p.frames[p.samples[0].frames[1]].function,
+			    "main.allocSmall");
+	mt_profile_free(&p);
+
+	assert_int_equal(mt_go_text_parse("heap profile: 1: 1 [1: 1] @ heap/x\n",
+					  &p, err, sizeof(err)), -EINVAL);
+	mt_profile_free(&p);
+	assert_int_equal(mt_go_text_parse("heap profile: 1: 1 [1: 1] @ heap/2\n"
+					  "#\tjunk\n", &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 2"));
+	mt_profile_free(&p);
+	assert_int_equal(mt_go_text_parse("heap profile: 1: 1 [1: 1] @ heap/2\n"
+					  "1: 8 [0: 0] @ 0x1\n", &p, err, sizeof(err)),
+			 -EINVAL);
+	mt_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_tcmalloc_sampled),
 		cmocka_unit_test(test_jemalloc),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_go),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 //
 //	GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -o goheap main.go
 //	./goheap heap.pb.gz
+//	./goheap -debug1 heap.txt    (the text format of WriteTo(w, 1))
 //
 // The profile (runtime.MemProfileRate = 1, so every allocation is in it)
 // has Go's four heap sample types: alloc_objects/count, alloc_space/bytes,
@@ -56,8 +57,13 @@ func allocTemp(n int) {
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: goheap FILE")
+	debug := 0
+	args := os.Args[1:]
+	if len(args) == 2 && args[0] == "-debug1" {
+		debug, args = 1, args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: goheap [-debug1] FILE")
 		os.Exit(2)
 	}
 	runtime.MemProfileRate = 1
@@ -66,12 +72,12 @@ func main() {
 	allocLarge()
 	allocTemp(50)
 	runtime.GC()
-	f, err := os.Create(os.Args[1])
+	f, err := os.Create(args[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := pprof.WriteHeapProfile(f); err != nil {
+	if err := pprof.Lookup("heap").WriteTo(f, debug); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
