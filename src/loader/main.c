@@ -34,6 +34,7 @@
 #include "filter.h"
 #include "outfile.h"
 #include "pprof_read.h"
+#include "diff.h"
 #include "profile_read.h"
 #include "render.h"
 #include "symbolize.h"
@@ -409,6 +410,23 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 	return render_raw(o, &raw, &ropts);
 }
 
+/* report --base: PROF less the profile o->base. */
+static int subtract_base(const struct mt_options *o,
+			 const struct mt_pprof_limits *lim, struct mt_profile *prof)
+{
+	struct mt_profile base = { 0 };
+	char err[512];
+	int ret = mt_profile_read(o->base, lim, &base, err, sizeof(err));
+
+	if (ret) {
+		mt_profile_free(&base);
+		return fail("%s: %s", o->base, err);
+	}
+	ret = mt_profile_subtract(prof, &base, o->base);
+	mt_profile_free(&base);
+	return ret ? fail("--base: %s", strerror(-ret)) : 0;
+}
+
 /* memtrace report FILE: render a saved profile, no tracing. */
 static int report_file(const struct mt_options *o)
 {
@@ -422,6 +440,13 @@ static int report_file(const struct mt_options *o)
 	if (ret) {
 		mt_profile_free(&prof);
 		return fail("%s: %s", o->input, err);
+	}
+	if (o->base) {
+		ret = subtract_base(o, &lim, &prof);
+		if (ret) {
+			mt_profile_free(&prof);
+			return 1;
+		}
 	}
 	ret = mt_profile_filter(&prof, (uint32_t)o->only_pid, o->comm);
 	if (ret) {

@@ -21,7 +21,7 @@ enum {
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
-	OPT_MAX_MEMORY,
+	OPT_MAX_MEMORY, OPT_BASE,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -52,6 +52,7 @@ static const struct option long_opts[] = {
 	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 	{ "follow", no_argument, NULL, OPT_FOLLOW },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "base", required_argument, NULL, OPT_BASE },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -142,6 +143,8 @@ static void usage(FILE *f)
 "      --min-age AGE      leaks: only blocks at least AGE old, e.g. 500ms,\n"
 "                         5s (default), 2m, 0 for all; with -- CMD every\n"
 "                         block not freed at exit is reported\n"
+"      --base BASE        report: FILE less the profile BASE (any format\n"
+"                         report reads; like go tool pprof -diff_base)\n"
 "      --max-memory SIZE  report: memory for reading FILE, e.g. 512M, 2G\n"
 "                         (default: 16 MiB + 32 x its size to decompress\n"
 "                         it, 64 MiB + 16 x that to decode it; at most 2G)\n"
@@ -343,6 +346,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return add_output(o, MT_FMT_RAW, arg);
 	case OPT_PPROF:
 		return add_output(o, MT_FMT_PPROF, arg);
+	case OPT_BASE:
+		o->base = arg;
+		return 0;
 	case OPT_MAX_MEMORY:
 		if (parse_bytes(arg, &o->max_memory))
 			return bad("--max-memory", arg,
@@ -467,8 +473,9 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 		o->input = argv[optind];
 		return 0;
 	}
-	if (o->max_memory) {
-		fprintf(stderr, "memtrace: --max-memory is for report, not for tracing\n");
+	if (o->max_memory || o->base) {
+		fprintf(stderr, "memtrace: %s is for report, not for tracing\n",
+			o->base ? "--base" : "--max-memory");
 		return -1;
 	}
 	if (optind < argc)

@@ -42,6 +42,7 @@ struct mt_options {
 	uint64_t sample_bytes; /* -s: mean bytes between samples; 0: record all */
 	uint64_t min_age_ns;   /* --min-age for the leak report */
 	uint64_t max_memory;   /* report --max-memory: budget for reading; 0: default */
+	const char *base;      /* report --base: the profile subtracted */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };

@@ -452,8 +452,9 @@ def parse_report(text):
         check(mm, "report header line '%s: %s' does not match %s" % (key, h[key], regex), details)
         return mm
 
+    # report --base: "TARGET less base FILE".
     mm = need("target", r"^(?:pid (\d+) \((.*?)\)(?: and (\d+) process(?:es)? it started)?|"
-                        r"system-wide, \d+ processes|profile .+)$")
+                        r"system-wide, \d+ processes|profile .+)(?: less base .+)?$")
     rep.target = h["target"]
     if mm.group(1):
         rep.target_pid, rep.target_comm = int(mm.group(1)), mm.group(2)

@@ -167,3 +167,78 @@ def _go_debug1():
         got = {f: (rep.row(f).flat if rep.row(f) else 0) for f in GO_FUNCS}
         check_eq(got, {f: v[i] for f, v in GO_FUNCS.items()}, "%s per function of Go's text profile" % metric,
                  mtlib.tail(rep.text, 30))
+
+
+# ---------------------------------------------------------------- --base
+
+ALIGNED = next(p for p in PROGRAMS if p.name == "aligned")
+
+
+def tcmalloc_leaks_profile():
+    prefix = os.path.join(mtlib.TMPDIR, "tcbase")
+    files = sorted(glob.glob(prefix + ".*.heap"))
+    if not files:
+        run_leaks({"LD_PRELOAD": TCMALLOC, "HEAPPROFILE": prefix})
+        files = sorted(glob.glob(prefix + ".*.heap"))
+    check_eq(len(files), 1, "heap profiles written by tcmalloc")
+    return files[0]
+
+
+def memtrace_profile(prog):
+    out = os.path.join(mtlib.TMPDIR, "base.%s.pb.gz" % prog)
+    if not os.path.exists(out):
+        res = mtlib.run_memtrace(["--pprof", out, "--", mtlib.prog_path(prog)])
+        check_eq(res.rc, 0, "memtrace --pprof -- %s" % prog, mtlib.tail(res.stderr))
+    return out
+
+
+def diff_report(path, base, metric):
+    res = mtlib.run_memtrace(["report", path, "--base", base, "--unit", "B", "-n", "1000", "--metric", metric])
+    check_eq(res.rc, 0, "memtrace report %s --base %s" % (path, base), mtlib.tail(res.stderr))
+    return mtlib.parse_report(res.stdout)
+
+
+@test("formats.base.cross", needs=("memtrace", "bpf"))
+def _base_cross():
+    """tcmalloc's profile of leaks less memtrace's trace of aligned: leaks'
+    functions keep their numbers, aligned's are negated; less memtrace's
+    trace of leaks itself: every function 0."""
+    tc = tcmalloc_leaks_profile()
+    for metric in METRICS:
+        rep = diff_report(tc, memtrace_profile("aligned"), metric)
+        want = {f: getattr(v, metric) for f, v in LEAKS.funcs.items()}
+        want.update({f: -getattr(v, metric) for f, v in ALIGNED.funcs.items()})
+        got = {f: (rep.row(f).flat if rep.row(f) else 0) for f in want}
+        check_eq(got, want, "%s per function, tcmalloc(leaks) --base memtrace(aligned)" % metric,
+                 mtlib.tail(rep.text, 40))
+        rep = diff_report(tc, memtrace_profile("leaks"), metric)
+        got = {f: (rep.row(f).flat if rep.row(f) else 0) for f in LEAKS.funcs}
+        check_eq(got, {f: 0 for f in LEAKS.funcs},
+                 "%s per function, tcmalloc(leaks) --base memtrace(leaks)" % metric, mtlib.tail(rep.text, 40))
+        check("less base" in rep.target, "target %r does not say what was subtracted" % rep.target)
+
+
+@test("formats.base.outputs", needs=("memtrace", "bpf"))
+def _base_outputs():
+    """Every output format of a diff: folded stacks and a pprof profile that
+    go tool pprof reads, with the same (negative) numbers."""
+    base = memtrace_profile("aligned")
+    d = os.path.join(mtlib.TMPDIR, "diff")
+    os.makedirs(d, exist_ok=True)
+    res = mtlib.run_memtrace(["report", memtrace_profile("leaks"), "--base", base, "--unit", "B", "-n", "1000",
+                              "--text=" + os.path.join(d, "t.txt"), "--folded=" + os.path.join(d, "f.folded"),
+                              "--pprof", os.path.join(d, "p.pb.gz")])
+    check_eq(res.rc, 0, "memtrace report --base with every output", mtlib.tail(res.stderr))
+    folded = {}
+    with open(os.path.join(d, "f.folded")) as f:
+        for line in f:
+            stack, _, v = line.rstrip("\n").rpartition(" ")
+            leaf = stack.split(";")[-1]
+            folded[leaf] = folded.get(leaf, 0) + int(v)
+    want = {f: v.inuse_space for f, v in LEAKS.funcs.items() if v.inuse_space}
+    want.update({f: -v.inuse_space for f, v in ALIGNED.funcs.items() if v.inuse_space})
+    got = {f: sum(v for k, v in folded.items() if mtlib.same_function(k, f)) for f in want}
+    check_eq(got, want, "folded stacks' leaf totals of the diff")
+    rep = report(os.path.join(d, "p.pb.gz"), "inuse_space")
+    got = {f: (rep.row(f).flat if rep.row(f) else 0) for f in want}
+    check_eq(got, want, "the diff's pprof profile read back")
