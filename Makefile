@@ -6,6 +6,9 @@
 #   make bench    cost per traced call: untraced, trap floor, full tracing
 #   make lint     clang-tidy and cppcheck over the userspace sources
 #   make vmlinux  regenerate vmlinux/vmlinux.h from the running kernel's BTF
+#   make install  memtrace, its man page and bash completion under
+#                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default);
+#                 make uninstall removes them
 
 CC      ?= cc
 CLANG   ?= clang
@@ -35,7 +38,13 @@ PROTO_O  := $(BUILD)/proto/profile.pb-c.o
 BPF_OBJ  := $(BUILD)/memleak.bpf.o
 BPF_SKEL := $(BUILD)/memleak.skel.h
 
-.PHONY: all deps demo check bench lint vmlinux clean
+.PHONY: all deps demo check bench lint vmlinux clean install uninstall
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL    ?= install
 
 all: memtrace
 
@@ -90,6 +99,16 @@ include tests/tests.mk
 
 lint: $(BPF_SKEL) $(PROTO_H)
 	@scripts/lint.sh
+
+install: memtrace
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 0755 memtrace $(DESTDIR)$(BINDIR)/memtrace
+	$(INSTALL) -m 0644 doc/memtrace.1 $(DESTDIR)$(MANDIR)/man1/memtrace.1
+	$(INSTALL) -m 0644 completions/memtrace $(DESTDIR)$(BASHCOMPDIR)/memtrace
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/memtrace $(DESTDIR)$(MANDIR)/man1/memtrace.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/memtrace
 
 clean:
 	rm -rf $(BUILD) memtrace

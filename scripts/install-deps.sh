@@ -11,6 +11,7 @@ PKGS=(
 	clang-tidy cppcheck
 	libjemalloc-dev libgoogle-perftools-dev
 	gawk sqlite3 libc6-dbg
+	man-db bash-completion
 )
 
 missing=()
