@@ -34,6 +34,8 @@ int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *re
 		ao = io;
 		ab = ib;
 	}
+	if (ao == 0)
+		return 0;  /* nothing allocated, nothing held: no record */
 	if (ao < io || ab < ib)
 		return -EINVAL;
 	mt_heap_unbias(&io, &ib, period);

@@ -30,7 +30,8 @@ void mt_heap_unbias(int64_t *count, int64_t *size, uint64_t period);
 /*
  * Append REC to RAW as a stack of process 0 (unbiased with PERIOD).  A
  * record without allocation figures (all 0) counts what it holds as
- * allocated.  Returns 0, -EINVAL for negative or inconsistent figures, or
+ * allocated; a record of nothing at all is left out.  Returns 0, -EINVAL
+ * for negative or inconsistent figures, or
  * -ENOMEM.
  */
 int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *rec,

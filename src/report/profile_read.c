@@ -3,6 +3,7 @@
 #include "profile_read.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,29 @@ static int read_text(const char *path, const char *text, size_t len,
 	return ret;
 }
 
+/*
+ * A text profile takes at most about 16 times its size (records of a few
+ * bytes become a raw stack, then a sample): the budget of decoding a
+ * protobuf of that size (pprof_read.h) holds it, unless --max-memory or
+ * the 2 GiB cap says otherwise.
+ */
+static bool text_too_big(const struct mt_pprof_limits *lim, size_t len,
+			 char *err, size_t errlen)
+{
+	size_t need, max = lim->budget ? lim->budget : lim->max_memory;
+
+	if (__builtin_mul_overflow(len, (size_t)MT_PPROF_DECODE_RATIO, &need) ||
+	    __builtin_add_overflow(need, MT_PPROF_DECODE_BASE, &need))
+		need = SIZE_MAX;
+	if (need <= max)
+		return false;
+	snprintf(err, errlen, "reading this text profile may need %zu bytes "
+		 "(64 MiB + %d x its size), more than %zu%s", need,
+		 MT_PPROF_DECODE_RATIO, max,
+		 lim->budget ? " (--max-memory)" : "; --max-memory raises it");
+	return true;
+}
+
 static int read_go(const char *path, const char *text, struct mt_profile *p,
 		   char *err, size_t errlen)
 {
@@ -138,7 +162,10 @@ int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 	ret = slurp(path, max, &data, &len, err, errlen);
 	if (ret)
 		return ret;
-	if (mt_go_text_is(data, len))
+	if ((mt_go_text_is(data, len) || mt_tcmalloc_is(data, len) ||
+	     mt_jemalloc_is(data, len)) && text_too_big(lim, len, err, errlen))
+		ret = -EFBIG;
+	else if (mt_go_text_is(data, len))
 		ret = read_go(path, data, p, err, errlen);
 	else if (mt_tcmalloc_is(data, len) || mt_jemalloc_is(data, len))
 		ret = read_text(path, data, len, p, err, errlen);

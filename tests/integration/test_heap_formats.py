@@ -242,3 +242,19 @@ def _base_outputs():
     rep = report(os.path.join(d, "p.pb.gz"), "inuse_space")
     got = {f: (rep.row(f).flat if rep.row(f) else 0) for f in want}
     check_eq(got, want, "the diff's pprof profile read back")
+
+
+@test("formats.budget", needs=("memtrace",))
+def _budget():
+    """A text profile is read within the budget --max-memory sets: about 16
+    times its size over 64 MiB (README, Saved profiles)."""
+    path = os.path.join(mtlib.TMPDIR, "budget.heap")
+    rec = "     1:     8 [     1:     8] @ 0x1000 0x2000\n"
+    with open(path, "w") as f:
+        f.write("heap profile: 1: 8 [1: 8] @ heapprofile\n" + rec * 50000)  # 2.3 MB
+    res = mtlib.run_memtrace(["report", path, "--max-memory", "64M"])
+    mtlib.check_one_line_error(res, "a 2.3 MB text profile with --max-memory 64M", ("--max-memory",))
+    res = mtlib.run_memtrace(["report", path, "--max-memory", "128M", "--unit", "B"])
+    check_eq(res.rc, 0, "the same with --max-memory 128M", res.stderr)
+    rep = mtlib.parse_report(res.stdout)
+    check_eq(rep.inuse, (400000, 50000), "in use of 50000 records of 8 bytes")
