@@ -147,7 +147,8 @@ static int end_record(struct go_reader *g)
 	s->frames = calloc(g->nstack ? g->nstack : 1, sizeof(*s->frames));
 	if (!s->frames)
 		return -ENOMEM;
-	memcpy(s->frames, g->stack, g->nstack * sizeof(*s->frames));
+	if (g->nstack)
+		memcpy(s->frames, g->stack, g->nstack * sizeof(*s->frames));
 	s->nframes = g->nstack;
 	memcpy(s->v, g->v, sizeof(s->v));
 	p->nsamples++;
