@@ -85,6 +85,7 @@ struct writer {
 	struct wmapping *maps;
 	size_t nmaps, mapcap;
 	struct mt_itab mapidx;   /* (pid, file) */
+	struct mt_itab infoidx;  /* p->maps by (pid, path) */
 	struct wfunction *funcs;
 	size_t nfuncs, funccap;
 	struct mt_itab funcidx;
@@ -221,16 +222,60 @@ static bool map_eq(const void *ctx, uint32_t idx)
 	return k->w->maps[idx].pid == k->pid && k->w->maps[idx].file == k->file;
 }
 
-/* What P says about file PATH of process PID, or NULL. */
-static const struct mt_map *map_info(const struct mt_profile *p, uint32_t pid,
+struct info_key {
+	const struct mt_profile *p;
+	uint32_t pid;
+	const char *path;
+};
+
+static bool info_eq(const void *ctx, uint32_t idx)
+{
+	const struct info_key *k = ctx;
+	const struct mt_map *m = &k->p->maps[idx];
+
+	return m->pid == k->pid && strcmp(m->path, k->path) == 0;
+}
+
+static uint64_t info_hash(uint32_t pid, const char *path)
+{
+	return mt_hash_str(mt_hash_u64(MT_HASH_SEED, pid), path);
+}
+
+/* Index P's maps by (pid, path); the first of duplicates wins. */
+static int index_maps(struct writer *w)
+{
+	const struct mt_profile *p = w->p;
+
+	if (p->nmaps >= UINT32_MAX)
+		return -EOVERFLOW;
+	for (size_t i = 0; p->maps && i < p->nmaps; i++) {
+		struct info_key k = { p, p->maps[i].pid, p->maps[i].path };
+		uint64_t h;
+		uint32_t found;
+		int err;
+
+		if (!k.path)
+			continue;
+		h = info_hash(k.pid, k.path);
+		if (mt_itab_find(&w->infoidx, h, info_eq, &k, &found))
+			continue;
+		err = mt_itab_add(&w->infoidx, h, (uint32_t)i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* What the profile says about file PATH of process PID, or NULL. */
+static const struct mt_map *map_info(const struct writer *w, uint32_t pid,
 				     const char *path)
 {
-	for (size_t i = 0; p->maps && i < p->nmaps; i++) {
-		if (p->maps[i].pid == pid && p->maps[i].path &&
-		    strcmp(p->maps[i].path, path) == 0)
-			return &p->maps[i];
-	}
-	return NULL;
+	struct info_key k = { w->p, pid, path };
+	uint32_t found;
+
+	if (!mt_itab_find(&w->infoidx, info_hash(pid, path), info_eq, &k, &found))
+		return NULL;
+	return &w->p->maps[found];
 }
 
 static int map_add(struct writer *w, const struct map_key *k, uint64_t hash,
@@ -244,7 +289,7 @@ static int map_add(struct writer *w, const struct map_key *k, uint64_t hash,
 
 	if (w->nmaps >= UINT32_MAX)
 		return -EOVERFLOW;
-	m.m = map_info(w->p, k->pid, path);
+	m.m = map_info(w, k->pid, path);
 	if (m.m && m.m->build_id[0] && !w->o->no_build_ids) {
 		err = str_intern(&w->st, m.m->build_id, &m.build_id);
 		if (err)
@@ -647,6 +692,8 @@ static int collect(struct writer *w)
 	if (!err)
 		err = add_facts(w);
 	if (!err)
+		err = index_maps(w);
+	if (!err)
 		err = add_procs(w);
 	if (!err)
 		err = add_samples(w);
@@ -658,6 +705,7 @@ static void writer_free(struct writer *w)
 	strtab_free(&w->st);
 	free(w->maps);
 	mt_itab_free(&w->mapidx);
+	mt_itab_free(&w->infoidx);
 	free(w->funcs);
 	mt_itab_free(&w->funcidx);
 	free(w->locs);
