@@ -68,6 +68,7 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		if (!s->sample_bytes)
 			fputs("untracked frees: not recorded\n", out);
 		fputs("drops: not recorded\n", out);
+		fputs("truncated stacks: not recorded\n", out);
 		return;
 	}
 	fprintf(out, "events: %" PRIu64 " allocator calls, %" PRIu64 " failed\n",
