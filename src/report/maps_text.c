@@ -3,14 +3,11 @@
 #include "maps_text.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include "build_id.h"
+#include "local_elf.h"
 
 /* "START-END PERMS OFFSET DEV INODE PATH" */
 static bool parse(const char *line, uint64_t *start, uint64_t *end,
@@ -75,34 +72,6 @@ int mt_maps_text_line(struct mt_process *proc, const char *line)
 	return 0;
 }
 
-/* Bias of M (mapped from text_offset at text_start) from ELF's headers. */
-static int load_bias(int fd, struct mt_module *m)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	size_t n = 0;
-	int ret = -ENOENT;
-
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_getphdrnum(elf, &n) != 0)
-		n = 0;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		uint64_t lo;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		lo = ph.p_offset & ~(uint64_t)4095;
-		if (m->text_offset < lo || m->text_offset >= ph.p_offset + ph.p_filesz)
-			continue;
-		m->bias = m->text_start - (ph.p_vaddr - ph.p_offset + m->text_offset);
-		ret = 0;
-		break;
-	}
-	elf_end(elf);
-	return ret;
-}
-
 void mt_maps_text_finish(struct mt_process *proc)
 {
 	size_t kept = 0;
@@ -115,19 +84,8 @@ void mt_maps_text_finish(struct mt_process *proc)
 			free(proc->mods[i].path);
 	}
 	proc->nmods = kept;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return;
-	for (size_t i = 0; i < proc->nmods; i++) {
-		struct mt_module *m = &proc->mods[i];
-		int fd;
-
-		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (load_bias(fd, m) == 0)
-			mt_build_id_hex(fd, m->build_id, sizeof(m->build_id));
-		close(fd);
-	}
+	for (size_t i = 0; i < proc->nmods; i++)
+		mt_local_elf(&proc->mods[i]);
 }
 
 const struct mt_module *mt_maps_text_module(const struct mt_process *proc,

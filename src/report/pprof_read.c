@@ -25,6 +25,7 @@
 #include <zlib.h>
 #include "frame.h"
 #include "itab.h"
+#include "local_elf.h"
 #include "pprof_cost.h"
 #include "pprof_facts.h"
 #include "pprof_pb.h"
@@ -276,6 +277,9 @@ struct rd {
 	size_t nrefs;           /* frame references of all samples */
 	uint32_t *mappid;       /* per mapping: 1 + pid of its first sample,
 				   0 while no kept sample uses it */
+	uint64_t *mapbias;      /* per mapping: load bias of its file here */
+	int8_t *mapelf;         /* per mapping: 0 not looked at, 1 mapbias
+				   is right, -1 the file is not here */
 	int64_t total[MT_NVALUES];
 	struct mt_profile *out;
 };
@@ -512,32 +516,62 @@ static uint64_t return_address(const PbLocation *l)
 }
 
 /*
- * Name of code without symbols, as resolve.c names it: "FILE+0xOFFSET"
- * (FILE: the mapping's base name; OFFSET: of the address in the file, which
- * is resolve.c's ELF address when the executable segment's address equals
- * its offset, as in position-independent code linked by GNU ld), or
- * "[unknown]+0xADDR".
+ * The load bias of mapping IDX's file, if the file is on this machine with
+ * the build id the profile gives (if any): true and *BIAS.
  */
-static char *unresolved_name(const struct rd *r, const PbLocation *l)
+static bool local_bias(struct rd *r, uint32_t idx, uint64_t *bias)
+{
+	const PbMapping *m = r->pb->mapping[idx];
+
+	if (!r->mapelf[idx]) {
+		struct mt_module mod = {
+			.fd = -1, .path = (char *)str_at(r->pb, m->filename),
+			.text_start = m->memory_start, .text_end = m->memory_limit,
+			.text_offset = m->file_offset,
+		};
+		const char *want = str_at(r->pb, m->build_id);
+
+		r->mapelf[idx] = -1;
+		if (mt_local_elf(&mod) == 0 &&
+		    (!want[0] || strcmp(want, mod.build_id) == 0)) {
+			r->mapelf[idx] = 1;
+			r->mapbias[idx] = mod.bias;
+		}
+	}
+	*bias = r->mapbias[idx];
+	return r->mapelf[idx] > 0;
+}
+
+/*
+ * Name of code without symbols, as resolve.c names it: "FILE+0xOFFSET"
+ * (FILE: the mapping's base name; OFFSET: the address in the ELF file when
+ * the file is here, else the offset in the file, which is the same for
+ * position-independent code linked by GNU ld), or "[unknown]+0xADDR".
+ */
+static char *unresolved_name(struct rd *r, const PbLocation *l)
 {
 	const PbMapping *m = mapping_of(r, l);
 	const char *file = m ? str_at(r->pb, m->filename) : "";
-	uint64_t off = l->address;
+	uint64_t off = l->address, bias;
+	uint32_t idx = 0;
 	char *s = NULL;
 	int n;
 
 	if (!m || !file[0]) {
 		n = asprintf(&s, "[unknown]+0x%" PRIx64, l->address);
 	} else {
+		find_id(r, K_MAPPING, &r->mapidx, l->mapping_id, &idx);
 		if (m->memory_start <= l->address && l->address < m->memory_limit)
-			off = l->address - m->memory_start + m->file_offset;
+			off = local_bias(r, idx, &bias)
+				      ? l->address - bias
+				      : l->address - m->memory_start + m->file_offset;
 		n = asprintf(&s, "%s+0x%" PRIx64, mt_path_basename(file), off);
 	}
 	return n < 0 ? NULL : s;
 }
 
 /* Frame of line J of location L (J == n_line: the location has no lines). */
-static bool make_frame(const struct rd *r, const PbLocation *l, size_t j,
+static bool make_frame(struct rd *r, const PbLocation *l, size_t j,
 		       struct mt_frame *f)
 {
 	const PbProfile *pb = r->pb;
@@ -855,7 +889,12 @@ static int convert_samples(struct rd *r)
 			     sizeof(*r->locfirst));
 	r->mappid = calloc(r->pb->n_mapping ? r->pb->n_mapping : 1,
 			   sizeof(*r->mappid));
-	if (!r->out->samples || !r->locfirst || !r->mappid)
+	r->mapbias = calloc(r->pb->n_mapping ? r->pb->n_mapping : 1,
+			    sizeof(*r->mapbias));
+	r->mapelf = calloc(r->pb->n_mapping ? r->pb->n_mapping : 1,
+			   sizeof(*r->mapelf));
+	if (!r->out->samples || !r->locfirst || !r->mappid || !r->mapbias ||
+	    !r->mapelf)
 		return fail_nomem(r->e);
 	for (size_t i = 0; i < n; i++) {
 		int err = convert_sample(r, i);
@@ -1011,6 +1050,8 @@ static void rd_free(struct rd *r)
 	free(r->locfirst);
 	free(r->locframes);
 	free(r->mappid);
+	free(r->mapbias);
+	free(r->mapelf);
 }
 
 /* BASE + RATIO x LEN, saturating, at most CAP. */

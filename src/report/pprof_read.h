@@ -29,8 +29,10 @@
  *     duration_nanos;
  *   - the mappings that kept samples use become p->maps, each with the pid
  *     of the first sample using it.  A location without lines is an
- *     unresolved frame named "FILE+0xOFFSET" (OFFSET in the file, from the
- *     mapping's range and file offset) or "[unknown]+0xADDR".
+ *     unresolved frame named "FILE+0xOFFSET" (OFFSET: the ELF address, as
+ *     in a trace, when FILE is on this machine with the profile's build
+ *     id; else the offset in the file, from the mapping's range) or
+ *     "[unknown]+0xADDR".
  */
 #ifndef MEMTRACE_PPROF_READ_H
 #define MEMTRACE_PPROF_READ_H

@@ -13,7 +13,8 @@
                       function's bytes sit on a call instruction
   pprof.roundtrip.*   write, read back (memtrace report): every line of the
                       text report and of the folded stacks identical
-                      (exact, sampled, --mmap)
+                      (exact, sampled, --mmap, a stripped non-PIE program
+                      whose frames are named by ELF address)
   pprof.not_recorded  a Go heap profile: the facts Go does not record say
                       "not recorded", never 0
 
@@ -192,11 +193,13 @@ def _disasm():
 
 
 def roundtrip(name, prog, extra):
+    """PROG: a program of tests/progs, or a path."""
     text = os.path.join(mtlib.TMPDIR, "rt.%s.txt" % name)
     folded = os.path.join(mtlib.TMPDIR, "rt.%s.folded" % name)
     pb = os.path.join(mtlib.TMPDIR, "rt.%s.pb.gz" % name)
     res = mtlib.run_memtrace(list(extra) + ["-n", "1000", "--text=" + text, "--folded=" + folded,
-                                            "--pprof", pb, "--", mtlib.prog_path(prog)])
+                                            "--pprof", pb, "--",
+                                            prog if "/" in prog else mtlib.prog_path(prog)])
     check_eq(res.rc, 0, "memtrace -- %s" % prog, mtlib.tail(res.stderr))
     text2 = os.path.join(mtlib.TMPDIR, "rt.%s.back.txt" % name)
     folded2 = os.path.join(mtlib.TMPDIR, "rt.%s.back.folded" % name)
@@ -224,6 +227,19 @@ for _name, _prog, _extra in (("exact", "leaks", ()), ("sampled", "sampled", ("-s
         def _t():
             roundtrip(name, prog, extra)
     _mk()
+
+
+@test("pprof.roundtrip.stripped_nopie")
+def _roundtrip_stripped():
+    exe = os.path.join(mtlib.TMPDIR, "leaks.nopie.stripped")
+    res = mtlib.run(["gcc", "-O0", "-g", "-fno-omit-frame-pointer", "-no-pie", "-o", exe,
+                     os.path.join(SRC, "leaks.c")])
+    check_eq(res.rc, 0, "gcc -no-pie leaks.c", res.stderr)
+    res = mtlib.run(["strip", exe])
+    check_eq(res.rc, 0, "strip", res.stderr)
+    text = roundtrip("stripped_nopie", exe, ())
+    check(any("leaks.nopie.stripped+0x40" in l for l in text),
+          "expected frames named by their ELF address (0x40....)", "\n".join(text[:30]))
 
 
 @test("pprof.not_recorded", needs=("memtrace",))

@@ -55,7 +55,8 @@ else
 PPROF_UNIT_SRCS := tests/unit/test_pprof.c \
                    $(PPROF_UNIT_MODS:%=src/report/%.c) \
                    src/report/profile.c src/report/frame.c src/report/itab.c \
-                   src/report/units.c src/report/outfile.c
+                   src/report/units.c src/report/outfile.c src/report/local_elf.c \
+                   src/report/build_id.c
 
 $(PPROF_UNIT_BIN): $(PPROF_UNIT_SRCS) $(PPROF_UNIT_HDRS) $(PROTO_O)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * local_elf.h: a file a saved profile names, as it is on this machine: its
+ * load bias in the profile's process (from the ELF program headers) and
+ * its GNU build id.
+ */
+#ifndef MEMTRACE_LOCAL_ELF_H
+#define MEMTRACE_LOCAL_ELF_H
+
+#include "profile.h"
+
+/*
+ * Open M->path and set M->bias (M->text_start was mapped from file offset
+ * M->text_offset) and M->build_id.  Returns 0, or -errno / -ENOEXEC /
+ * -ENOENT (no such file, not ELF, no segment at that offset); M's bias and
+ * build id are then unchanged.
+ */
+int mt_local_elf(struct mt_module *m);
+
+#endif
