@@ -16,7 +16,7 @@ static bool parse(const char *line, uint64_t *start, uint64_t *end,
 	char perms[8];
 	int n = 0;
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n",
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
 		   start, end, perms, offset, &n) != 4 || n == 0 ||
 	    *end <= *start)
 		return false;
@@ -25,17 +25,23 @@ static bool parse(const char *line, uint64_t *start, uint64_t *end,
 	return (*path)[0] == '/';
 }
 
-int mt_maps_text_line(struct mt_process *proc, const char *line)
+int mt_maps_text_line(struct mt_process *proc, const char *text)
 {
 	uint64_t start, end, offset;
 	const char *path;
 	struct mt_module *m, *v;
-	size_t len;
+	size_t len = strcspn(text, "\n");
+	char line[4200];
 	bool exec;
 
+	/* One line, so that sscanf cannot run into the next. */
+	if (len >= sizeof(line))
+		return 0;
+	memcpy(line, text, len);
+	line[len] = '\0';
 	if (!parse(line, &start, &end, &exec, &offset, &path))
 		return 0;
-	len = strcspn(path, "\n");
+	len = strlen(path);
 	for (size_t i = 0; i < proc->nmods; i++) {
 		m = &proc->mods[i];
 		if (strlen(m->path) != len || strncmp(m->path, path, len) != 0)

@@ -12,11 +12,13 @@
 #include "profile.h"
 
 /*
- * Add the mapping LINE describes to PROC's modules: a file mapping that is
- * executable starts or extends the module of its path.  Other lines
- * (anonymous, data, [heap], malformed) are ignored.  Returns 0 or -ENOMEM.
+ * Add the mapping the line at TEXT (up to its newline) describes to PROC's
+ * modules: a file mapping starts or extends the module of its path, and
+ * its first executable mapping is the module's text.  Other lines
+ * (anonymous, [heap], malformed, over 4 KiB) are ignored.  Returns 0 or
+ * -ENOMEM.
  */
-int mt_maps_text_line(struct mt_process *proc, const char *line);
+int mt_maps_text_line(struct mt_process *proc, const char *text);
 
 /*
  * Finish PROC's modules: the load bias of each (from the ELF program
