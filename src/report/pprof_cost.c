@@ -187,10 +187,26 @@ static int walk_field(struct walk *w, enum msg m, uint64_t tag,
 	return 0;
 }
 
+/*
+ * protobuf-c scans a message's fields into slabs before it decodes them:
+ * 16 on its stack, then slabs of 32 << k, 64 << k, ... fields of 32 bytes
+ * each, from the allocator (freed when the message is done, but there at
+ * the same time as everything under it).
+ */
+static void add_slabs(struct walk *w, uint64_t nfields)
+{
+	uint64_t room = 16;
+
+	for (unsigned k = 1; nfields > room && k < 40; k++) {
+		add(w, ((uint64_t)32 << (k + 4)) + w->overhead);
+		room += (uint64_t)16 << k;
+	}
+}
+
 static int walk_msg(struct walk *w, enum msg m, const uint8_t *p,
 		    const uint8_t *end)
 {
-	uint64_t counts[MAX_FIELD + 1] = { 0 }, nunknown = 0;
+	uint64_t counts[MAX_FIELD + 1] = { 0 }, nunknown = 0, nfields = 0;
 
 	add(w, struct_size(m) + w->overhead);
 	if (m == M_SAMPLE)
@@ -206,7 +222,9 @@ static int walk_msg(struct walk *w, enum msg m, const uint8_t *p,
 		err = walk_field(w, m, tag, val, valend, counts, &nunknown);
 		if (err)
 			return err;
+		nfields++;
 	}
+	add_slabs(w, nfields);
 	/* One array per repeated field: elements are 8 bytes (a pointer or
 	 * an int64); unknown fields have one of their own. */
 	for (int i = 0; i <= MAX_FIELD; i++) {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "frame.h"
+#include "pprof_cost.h"
 #include "pprof_read.h"
 #include "pprof_write.h"
 #include "profile.pb-c.h"
@@ -1217,6 +1218,58 @@ static void test_bombs(void **state)
 	assert_non_null(strstr(err, "(--max-memory)"));
 }
 
+/*
+ * The wire-format estimate is an upper bound of what protobuf-c allocates:
+ * a budget of exactly the estimate decodes (protobuf-c's allocations are
+ * counted by the reader's allocator, the hard limit), half of it does not.
+ */
+static void check_cost_bound(const char *path)
+{
+	struct mt_pprof_limits lim = { MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO,
+				       MT_PPROF_MAX_MEMORY, 0 };
+	size_t zlen, plen = 1 << 20;
+	uint8_t *z = read_bytes(path, &zlen), *proto = malloc(plen);
+	z_stream zs = { 0 };
+	struct mt_profile q;
+	uint64_t cost;
+	char err[512];
+
+	assert_non_null(proto);
+	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+	zs.next_in = z;
+	zs.avail_in = (unsigned)zlen;
+	zs.next_out = proto;
+	zs.avail_out = (unsigned)plen;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	plen = zs.total_out;
+	inflateEnd(&zs);
+	/* The reader's allocator puts a header of max_align_t before each
+	 * block (pprof_read.c, union hdr). */
+	assert_int_equal(mt_pprof_cost(proto, plen, sizeof(max_align_t),
+				       sizeof(struct mt_sample), UINT64_MAX,
+				       &cost), 0);
+	assert_true(cost > plen);
+	lim.budget = cost;
+	if (mt_pprof_parse(z, zlen, "c", &lim, &q, err, sizeof(err)) != 0)
+		fail_msg("estimate %llu of %zu bytes of protobuf: %s",
+			 (unsigned long long)cost, plen, err);
+	mt_profile_free(&q);
+	lim.budget = cost / 2;
+	assert_int_equal(mt_pprof_parse(z, zlen, "c", &lim, &q, err, sizeof(err)),
+			 -EFBIG);
+	free(z);
+	free(proto);
+}
+
+static void test_cost_bound(void **state)
+{
+	(void)state;
+	write_default(tmp_path("cost.pb.gz"), true);
+	check_cost_bound(tmp_path("cost.pb.gz"));
+	/* A profile written by Go's runtime. */
+	check_cost_bound(PPROF_TEST_DATA "/goheap/heap.pb.gz");
+}
+
 static void test_write_errors(void **state)
 {
 	struct mt_profile p;
@@ -1254,6 +1307,7 @@ int main(void)
 		cmocka_unit_test(test_crafted_errors),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_bombs),
+		cmocka_unit_test(test_cost_bound),
 		cmocka_unit_test(test_write_errors),
 	};
 
