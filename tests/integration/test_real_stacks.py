@@ -259,7 +259,9 @@ def mt_key(st, names):
         if name in BELOW_MAIN:
             key.append("(below main)")
             break
-        if ip.offset is not None and name == "%s+0x%x" % (ip.module, ip.offset):
+        # An unnamed frame is named by its call instruction (return
+        # address less 1, as pprof's addresses are).
+        if ip.offset is not None and name == "%s+0x%x" % (ip.module, ip.offset - 1):
             key.append((ip.module, ip.offset))
         else:
             key.append(normal_name(name))
