@@ -12,12 +12,4 @@ $(BUILD)/tests/unit/test_bpf_log: $(BPF_LOG_UNIT_OBJ)
 $(BUILD)/tests/unit/test_bpf_log-asan: $(BPF_LOG_UNIT_OBJ_ASAN)
 $(BUILD)/tests/unit/test_bpf_log $(BUILD)/tests/unit/test_bpf_log-asan: UNIT_LIBS += -lbpf
 
-$(BPF_LOG_UNIT_OBJ): src/loader/bpf_log.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
-
-$(BPF_LOG_UNIT_OBJ_ASAN): src/loader/bpf_log.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
-
 -include $(BPF_LOG_UNIT_OBJ:.o=.d) $(BPF_LOG_UNIT_OBJ_ASAN:.o=.d)

@@ -13,12 +13,4 @@ $(BUILD)/tests/unit/test_forwarders-asan: $(FORWARDERS_UNIT_OBJ_ASAN)
 $(BUILD)/tests/unit/test_forwarders $(BUILD)/tests/unit/test_forwarders-asan: \
 	UNIT_LIBS += -lcapstone
 
-$(FORWARDERS_UNIT_OBJ): src/loader/forwarders.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
-
-$(FORWARDERS_UNIT_OBJ_ASAN): src/loader/forwarders.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
-
 -include $(FORWARDERS_UNIT_OBJ:.o=.d) $(FORWARDERS_UNIT_OBJ_ASAN:.o=.d)

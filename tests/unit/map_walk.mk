@@ -13,12 +13,4 @@ $(BUILD)/tests/unit/test_map_walk: $(MAP_WALK_UNIT_OBJ)
 $(BUILD)/tests/unit/test_map_walk-asan: $(MAP_WALK_UNIT_OBJ_ASAN)
 $(BUILD)/tests/unit/test_map_walk $(BUILD)/tests/unit/test_map_walk-asan: UNIT_LIBS += -lbpf
 
-$(MAP_WALK_UNIT_OBJ): src/loader/map_walk.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
-
-$(MAP_WALK_UNIT_OBJ_ASAN): src/loader/map_walk.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
-
 -include $(MAP_WALK_UNIT_OBJ:.o=.d) $(MAP_WALK_UNIT_OBJ_ASAN:.o=.d)

@@ -18,12 +18,4 @@ prologue-unit-bins: $(BUILD)/tests/unit/test_prologue \
 $(BUILD)/tests/unit/test_prologue: $(PROLOGUE_UNIT_OBJ)
 $(BUILD)/tests/unit/test_prologue-asan: $(PROLOGUE_UNIT_OBJ_ASAN)
 
-$(PROLOGUE_UNIT_OBJ): src/loader/prologue.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
-
-$(PROLOGUE_UNIT_OBJ_ASAN): src/loader/prologue.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
-
 -include $(PROLOGUE_UNIT_OBJ:.o=.d) $(PROLOGUE_UNIT_OBJ_ASAN:.o=.d)

@@ -13,12 +13,4 @@ $(BUILD)/tests/unit/test_sampling: $(SAMPLING_UNIT_OBJ)
 $(BUILD)/tests/unit/test_sampling-asan: $(SAMPLING_UNIT_OBJ_ASAN)
 $(BUILD)/tests/unit/test_sampling $(BUILD)/tests/unit/test_sampling-asan: UNIT_LIBS += -lm
 
-$(SAMPLING_UNIT_OBJ): src/loader/sampling.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
-
-$(SAMPLING_UNIT_OBJ_ASAN): src/loader/sampling.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
-
 -include $(SAMPLING_UNIT_OBJ:.o=.d) $(SAMPLING_UNIT_OBJ_ASAN:.o=.d)

@@ -101,6 +101,17 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
          $(UNIT_TESTS:%=$(BUILD)/unit-objs/%.test.d) \
          $(UNIT_TESTS:%=$(BUILD)/unit-objs-asan/%.test.d)
 
+# Loader sources that tests link (each named by its tests/unit/NAME.mk),
+# compiled per variant under build/unit-objs*/loader/, so the main build's
+# objects are never touched.
+$(BUILD)/unit-objs/loader/%.o: src/loader/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+
 # tests/unit/test_pprof.c also needs the pprof objects and protobuf-c:
 # tests/unit/pprof.mk adds them to the rules above (so it is included here,
 # after them, and must not be included a second time elsewhere).

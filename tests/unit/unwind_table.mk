@@ -23,12 +23,4 @@ $(UNWIND_FIXTURE): tests/unit/unwind_fixture.S tests/unit/unwind_table.mk
 	@mkdir -p $(dir $@)
 	$(CC) -shared -nostdlib -Wl,-z,noexecstack -o $@ $<
 
-$(UNWIND_UNIT_OBJ): src/loader/unwind_table.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
-
-$(UNWIND_UNIT_OBJ_ASAN): src/loader/unwind_table.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
-
 -include $(UNWIND_UNIT_OBJ:.o=.d) $(UNWIND_UNIT_OBJ_ASAN:.o=.d)
