@@ -83,25 +83,7 @@ else
 	trap 'rm -rf "$T"' EXIT
 fi
 
-# rusage.py OUT CMD...: runs CMD, writes the rusage wait4() gives for it
-# (the command and every descendant it reaped) and the CLOCK_REALTIME at
-# which wait4() returned; exits with CMD's status.
-cat >"$T/rusage.py" <<'EOF'
-import os, sys, time
-out, argv = sys.argv[1], sys.argv[2:]
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(argv[0], argv)
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-end = time.time_ns()
-with open(out, "w") as f:
-    f.write("user_us=%d sys_us=%d maxrss_kb=%d end_realtime_ns=%d\n"
-            % (round(ru.ru_utime * 1e6), round(ru.ru_stime * 1e6), ru.ru_maxrss, end))
-sys.exit(os.waitstatus_to_exitcode(status))
-EOF
+# bench/rusage.py OUT CMD...: CMD's rusage and wall-clock ends, into OUT.
 
 LIBC=$(ldd "$CHURN" | awk '$1 == "libc.so.6" { print $3 }')
 [ -n "$LIBC" ] && [ -e "$LIBC" ] || die "cannot find the libc.so.6 $CHURN uses (ldd)"
@@ -132,7 +114,7 @@ run() { # ROW REP CMD...; the command writes $prefix.* files
 
 run_untraced_on() { # CHURN-BINARY ROW-NAME REP
 	local p=$T/$2.$3
-	python3 "$T/rusage.py" "$p.ru" "$1" -t "$THREADS" -n "$BASE_OPS" -w "$SLOTS" -s "$SEED" \
+	python3 bench/rusage.py "$p.ru" "$1" -t "$THREADS" -n "$BASE_OPS" -w "$SLOTS" -s "$SEED" \
 		-o "$p.churn" >"$p.err" 2>&1
 }
 
@@ -143,7 +125,7 @@ run_memtrace_on() { # CHURN-BINARY ROW-NAME REP MEMTRACE-OPTIONS...
 	shift 3
 	# --as-root: under sudo, churn still writes into this root-owned
 	# run directory.
-	python3 "$T/rusage.py" "$p.ru" "$MEMTRACE" --as-root "$@" -o "$p.report" \
+	python3 bench/rusage.py "$p.ru" "$MEMTRACE" --as-root "$@" -o "$p.report" \
 		--metric alloc_objects --folded="$p.folded" \
 		-- "$bin" "${CHURN_ARGS[@]}" -o "$p.churn" >"$p.err" 2>&1
 }
@@ -158,7 +140,7 @@ run_memtrace_links() { # MEMTRACE_LINKS-VALUE ROW-NAME REP MEMTRACE-OPTIONS...
 
 run_bpftrace() {
 	local p=$T/bpftrace.$1
-	python3 "$T/rusage.py" "$p.ru" bpftrace -e "$BPFTRACE_PROG" \
+	python3 bench/rusage.py "$p.ru" bpftrace -e "$BPFTRACE_PROG" \
 		-c "$CHURN ${CHURN_ARGS[*]} -o $p.churn" >"$p.err" 2>&1
 }
 
@@ -195,7 +177,7 @@ if [ "$STACKS" -gt 0 ]; then
 		echo "bench.sh: report over $STACKS stacks, run $rep/$REPS" >&2
 		p=$T/stacks.$rep
 		rc=0
-		python3 "$T/rusage.py" "$p.ru" "$MEMTRACE" --as-root --max-stacks $((STACKS * 2)) -o "$p.report" \
+		python3 bench/rusage.py "$p.ru" "$MEMTRACE" --as-root --max-stacks $((STACKS * 2)) -o "$p.report" \
 			-- "$CHURN" --stacks "$STACKS" -o "$p.churn" >"$p.err" 2>&1 || rc=$?
 		echo "stacks $rep $p $rc" >>"$T/runs"
 	done

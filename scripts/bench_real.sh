@@ -83,26 +83,7 @@ else
 	trap 'rm -rf "$T"' EXIT
 fi
 
-# rusage.py OUT CMD...: runs CMD; writes the CLOCK_REALTIME before the fork
-# and when wait4() returned, and the rusage wait4() gives (CMD and every
-# descendant it reaped); exits with CMD's status.
-cat >"$T/rusage.py" <<'EOF'
-import os, sys, time
-out, argv = sys.argv[1], sys.argv[2:]
-start = time.time_ns()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(argv[0], argv)
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-end = time.time_ns()
-with open(out, "w") as f:
-    f.write("user_us=%d sys_us=%d maxrss_kb=%d start_realtime_ns=%d end_realtime_ns=%d\n"
-            % (round(ru.ru_utime * 1e6), round(ru.ru_stime * 1e6), ru.ru_maxrss, start, end))
-sys.exit(os.waitstatus_to_exitcode(status))
-EOF
+# bench/rusage.py OUT CMD...: CMD's rusage and wall-clock ends, into OUT.
 
 # ---- the workloads: inputs (generated, seeded) and command lines ----
 # Arguments have no spaces: bpftrace -c takes one string.
@@ -200,7 +181,7 @@ run_row() {
 	esac
 	# env puts the stamp into the tool and the workload only (it is active in
 	# the workload's executable alone), not into rusage.py's python.
-	PYTHONHASHSEED=0 "$PY" "$T/rusage.py" "$p.ru" env LD_PRELOAD="$STAMP" STAMP_OUT="$p.stamp" \
+	PYTHONHASHSEED=0 "$PY" bench/rusage.py "$p.ru" env LD_PRELOAD="$STAMP" STAMP_OUT="$p.stamp" \
 		STAMP_EXE="${WL_EXE[$w]}" "${tool[@]}" "${cmd[@]}" >"$p.out" 2>"$p.err" </dev/null || rc=$?
 	echo "$w $row $rep $p $rc" >>"$T/runs"
 }
@@ -231,7 +212,7 @@ done
 TRUE_EXE=$(readlink -f /bin/true)
 for ((rep = 1; rep <= REPS; rep++)); do
 	p=$T/true.$rep rc=0
-	"$PY" "$T/rusage.py" "$p.ru" env LD_PRELOAD="$STAMP" STAMP_OUT="$p.stamp" STAMP_EXE="$TRUE_EXE" \
+	"$PY" bench/rusage.py "$p.ru" env LD_PRELOAD="$STAMP" STAMP_OUT="$p.stamp" STAMP_EXE="$TRUE_EXE" \
 		"${MT[@]}" -o "$p.report" -- /bin/true >"$p.out" 2>"$p.err" </dev/null || rc=$?
 	echo "true startup $rep $p $rc" >>"$T/runs"
 done
@@ -239,7 +220,7 @@ done
 if [ "$STACKS" -gt 0 ]; then
 	for ((rep = 1; rep <= REPS; rep++)); do
 		p=$T/stacks.$rep rc=0
-		"$PY" "$T/rusage.py" "$p.ru" "${MT[@]}" --max-stacks $((STACKS * 2)) -o "$p.report" \
+		"$PY" bench/rusage.py "$p.ru" "${MT[@]}" --max-stacks $((STACKS * 2)) -o "$p.report" \
 			-- "$CHURN" --stacks "$STACKS" -o "$p.churn" >"$p.out" 2>"$p.err" </dev/null || rc=$?
 		echo "stacks report $rep $p $rc" >>"$T/runs"
 	done
