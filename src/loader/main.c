@@ -381,6 +381,26 @@ static int render_raw(const struct mt_options *o, struct mt_raw_profile *raw,
 	return ret ? 1 : 0;
 }
 
+/* The header facts of a run: how long it lasted, when it stopped, what
+ * was traced. */
+static void run_summary(struct mt_summary *sum, const struct mt_options *o,
+			const struct mt_session *s)
+{
+	sum->duration_s = s->elapsed;
+	sum->stop_ns = s->stop_ns;
+	sum->mmap_traced = o->mmap;
+	sum->sample_bytes = o->sample_bytes;
+}
+
+/* The allocator line of a command's or a process's report. */
+static void target_allocator(struct mt_summary *sum, const struct target *t,
+			     const char *cxx)
+{
+	snprintf(sum->allocator, sizeof(sum->allocator), "%s %s%s%s",
+		 t->alloc.kind, alloc_name(t),
+		 cxx[0] ? "; C++ new/delete in " : "", cxx);
+}
+
 static int report(const struct mt_options *o, struct memleak_bpf *skel,
 		  struct mt_process *proc, const struct target *t,
 		  const char *cxx, const struct mt_session *s)
@@ -400,13 +420,8 @@ static int report(const struct mt_options *o, struct memleak_bpf *skel,
 	raw.nprocs = 1;
 	snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
 		 (int)t->pid, proc->comm);
-	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
-		 t->alloc.kind, alloc_name(t),
-		 cxx[0] ? "; C++ new/delete in " : "", cxx);
-	raw.sum.duration_s = s->elapsed;
-	raw.sum.stop_ns = s->stop_ns;
-	raw.sum.mmap_traced = o->mmap;
-	raw.sum.sample_bytes = o->sample_bytes;
+	target_allocator(&raw.sum, t, cxx);
+	run_summary(&raw.sum, o, s);
 	return render_raw(o, &raw, &ropts);
 }
 
@@ -771,10 +786,7 @@ static int trace_system(const struct mt_options *o, int sigfd)
 			 "system-wide, %zu processes", sys.nprocs);
 		snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s",
 			 sys.probed);
-		raw.sum.duration_s = s.elapsed;
-		raw.sum.stop_ns = s.stop_ns;
-		raw.sum.mmap_traced = o->mmap;
-	raw.sum.sample_bytes = o->sample_bytes;
+		run_summary(&raw.sum, o, &s);
 		ret = render_raw(o, &raw, &ropts);
 	}
 	mt_raw_profile_free(&raw);
@@ -820,13 +832,8 @@ static int report_family(const struct mt_options *o, struct memleak_bpf *skel,
 	else
 		snprintf(raw.sum.target, sizeof(raw.sum.target), "pid %d (%s)",
 			 (int)t->pid, family_comm(sys, t->pid, t->comm));
-	snprintf(raw.sum.allocator, sizeof(raw.sum.allocator), "%s %s%s%s",
-		 t->alloc.kind, alloc_name(t),
-		 cxx[0] ? "; C++ new/delete in " : "", cxx);
-	raw.sum.duration_s = s->elapsed;
-	raw.sum.stop_ns = s->stop_ns;
-	raw.sum.mmap_traced = o->mmap;
-	raw.sum.sample_bytes = o->sample_bytes;
+	target_allocator(&raw.sum, t, cxx);
+	run_summary(&raw.sum, o, s);
 	ret = render_raw(o, &raw, &ropts);
 	/* render_raw left the procs alone: they are SYS's. */
 	return ret;
