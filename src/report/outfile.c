@@ -164,7 +164,7 @@ static int resolve(const char *path, struct dest *d)
 
 int mt_outfile_check(const char *path)
 {
-	struct dest d;
+	struct dest d = { 0 };
 	char dir[PATH_MAX];
 	struct stat ds;
 	int ret = resolve(path, &d);
@@ -230,7 +230,7 @@ static int create_tmp(const struct dest *d, char **tmp)
 
 int mt_outfile_open(struct mt_outfile *f, const char *path)
 {
-	struct dest d;
+	struct dest d = { 0 };
 	int ret = resolve(path, &d);
 
 	f->fd = -1;
