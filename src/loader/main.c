@@ -381,6 +381,26 @@ static int render_raw(const struct mt_options *o, struct mt_raw_profile *raw,
 	return ret ? 1 : 0;
 }
 
+/* What the "tracing ..." line says about stopping. */
+static const char *stop_hint(const struct mt_options *o)
+{
+	return o->duration > 0 ? "stops after the duration or Ctrl-C"
+			       : "Ctrl-C to stop";
+}
+
+/*
+ * Trace until a stop condition, then stop recording: the maps keep that
+ * instant, whatever the probes see while they are detached.
+ */
+static void trace_until_stopped(struct mt_session *s, struct memleak_bpf *skel)
+{
+	mt_session_run(s);
+	mt_collect_stop(skel);
+	if (s->stop == MT_STOP_ERROR)
+		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
+			strerror(s->error));
+}
+
 /* The header facts of a run: how long it lasted, when it stopped, what
  * was traced. */
 static void run_summary(struct mt_summary *sum, const struct mt_options *o,
@@ -619,17 +639,12 @@ static int trace(const struct mt_options *o, struct target *t, int sigfd)
 	}
 	fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s; %s\n",
 		(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
-		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
-	mt_session_run(&s);
-	mt_collect_stop(skel); /* the maps keep this instant */
-	/* Detach first, so the maps hold one consistent snapshot. */
+		stop_hint(o));
+	trace_until_stopped(&s, skel);
 	snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
 	mt_probes_detach(&probes);
 	if (s.stop == MT_STOP_EXIT && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
-	if (s.stop == MT_STOP_ERROR)
-		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
-			strerror(s.error));
 	ret = report(o, skel, &proc, t, cxx, &s);
 	mt_unwinder_free(&uw);
 	memleak_bpf__destroy(skel);
@@ -765,12 +780,8 @@ static int trace_system(const struct mt_options *o, int sigfd)
 	s.wake_fd = mt_system_wake_fd(&sys, skel);
 	fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
 		sys.nprocs, sys.probed,
-		o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
-	mt_session_run(&s);
-	mt_collect_stop(skel); /* the maps keep this instant */
-	if (s.stop == MT_STOP_ERROR)
-		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
-			strerror(s.error));
+		stop_hint(o));
+	trace_until_stopped(&s, skel);
 	mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
 	mt_probes_detach(&probes);
 	ret = mt_collect(skel, &raw);
@@ -981,12 +992,8 @@ static int trace_family(const struct mt_options *o, struct target *t,
 	if (!ret) {
 		fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s, and the processes it starts; %s\n",
 			(int)t->pid, t->comm, probes.nfuncs, alloc_name(t),
-			o->duration > 0 ? "stops after the duration or Ctrl-C" : "Ctrl-C to stop");
-		mt_session_run(&s);
-		mt_collect_stop(skel); /* the maps keep this instant */
-		if (s.stop == MT_STOP_ERROR)
-			fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
-				strerror(s.error));
+			stop_hint(o));
+		trace_until_stopped(&s, skel);
 		mt_system_scan(&sys, skel, &probes); /* last mappings; harvest exits */
 		snprintf(cxx, sizeof(cxx), "%s", probes.cxx);
 		mt_probes_detach(&probes);
