@@ -88,6 +88,15 @@ static const struct named *named_at(const struct names *ns, uint64_t addr)
 	return lo < ns->n && ns->v[lo].addr == addr ? &ns->v[lo] : NULL;
 }
 
+static void free_names(struct names *ns)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i].name);
+	free(ns->v);
+	ns->v = NULL;
+	ns->n = 0;
+}
+
 static void sort_names(struct names *ns)
 {
 	if (ns->n)
@@ -138,52 +147,57 @@ static int read_funcs(Elf *elf, struct names *ns)
 	return ret;
 }
 
-/* The symbol a RELA entry at SLOT (a GOT address) binds, or NULL. */
-static const char *reloc_name(Elf *elf, uint64_t slot, char *buf, size_t len)
+/* Every RELA entry's slot (a GOT address), named by the symbol it binds:
+ * NS's addresses are slots here, sorted (sort_names()). */
+static int read_relocs(Elf *elf, struct names *ns)
 {
 	Elf_Scn *scn = NULL;
+	int ret = 0;
 
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		Elf_Data *d;
+	while (ret == 0 && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh, ssh;
+		Elf_Scn *syms;
+		Elf_Data *d, *sd;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
 		    !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+		syms = elf_getscn(elf, sh.sh_link);
+		sd = syms ? elf_getdata(syms, NULL) : NULL;
+		if (!d || !sd || !gelf_getshdr(syms, &ssh))
+			continue;
+		for (size_t i = 0; ret == 0 && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Rela r;
-			GElf_Sym s;
-			GElf_Shdr ssh;
-			Elf_Scn *syms;
+			GElf_Sym sym;
 			const char *n;
+			char buf[256];
 
-			if (!gelf_getrela(d, (int)i, &r) || r.r_offset != slot)
+			if (!gelf_getrela(d, (int)i, &r) || !GELF_R_SYM(r.r_info) ||
+			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
 				continue;
-			syms = elf_getscn(elf, sh.sh_link);
-			if (!syms || !gelf_getshdr(syms, &ssh) ||
-			    !gelf_getsym(elf_getdata(syms, NULL),
-					 (int)GELF_R_SYM(r.r_info), &s))
-				return NULL;
-			n = elf_strptr(elf, ssh.sh_link, s.st_name);
-			if (!n)
-				return NULL;
-			plain(n, buf, len);
-			return buf;
+			n = elf_strptr(elf, ssh.sh_link, sym.st_name);
+			if (!n || !*n)
+				continue;
+			plain(n, buf, sizeof(buf));
+			ret = add_name(ns, r.r_offset, buf, false);
 		}
 	}
-	return NULL;
+	sort_names(ns);
+	return ret;
 }
 
 /* The PLT entries of .plt, .plt.sec and .plt.got, named by their target. */
 static int read_plt(Elf *elf, csh cs, struct names *ns)
 {
+	struct names relocs = { 0 };
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	int ret = 0;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
+	ret = read_relocs(elf, &relocs);
 	while (ret == 0 && (scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		const char *sn;
@@ -204,7 +218,7 @@ static int read_plt(Elf *elf, csh cs, struct names *ns)
 		for (size_t i = 0; i < n && ret == 0; i++) {
 			const cs_x86 *x = &insn[i].detail->x86;
 			uint64_t slot, entry;
-			char buf[256];
+			const struct named *bound;
 
 			if (insn[i].id != X86_INS_JMP || x->op_count != 1 ||
 			    x->operands[0].type != X86_OP_MEM ||
@@ -213,11 +227,13 @@ static int read_plt(Elf *elf, csh cs, struct names *ns)
 			slot = insn[i].address + insn[i].size +
 			       (uint64_t)x->operands[0].mem.disp;
 			entry = sh.sh_addr + (insn[i].address - sh.sh_addr) / ent * ent;
-			if (reloc_name(elf, slot, buf, sizeof(buf)))
-				ret = add_name(ns, entry, buf, true);
+			bound = named_at(&relocs, slot);
+			if (bound)
+				ret = add_name(ns, entry, bound->name, true);
 		}
 		cs_free(insn, n);
 	}
+	free_names(&relocs);
 	return ret;
 }
 
@@ -416,9 +432,7 @@ int mt_cxx_funcs_read(int fd,
 		}
 	}
 cleanup:
-	for (size_t i = 0; i < ns.n; i++)
-		free(ns.v[i].name);
-	free(ns.v);
+	free_names(&ns);
 	free(pend);
 	if (cs)
 		cs_close(&cs);
