@@ -457,7 +457,6 @@ static long unwind_step(__u64 i, void *ctx)
 		u->steps++;
 		if (where == 0)
 			return fp_step(u);
-		u->vm_end = 0; /* the next walk looks again */
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
