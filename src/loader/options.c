@@ -22,6 +22,7 @@ enum {
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
 	OPT_MAX_MEMORY, OPT_BASE,
+	OPT_COUNT, OPT_KEEP, OPT_DELTA,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -30,6 +31,10 @@ enum {
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "keep", required_argument, NULL, OPT_KEEP },
+	{ "delta", no_argument, NULL, OPT_DELTA },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", optional_argument, NULL, 'n' },
 	{ "metric", required_argument, NULL, OPT_METRIC },
@@ -109,6 +114,18 @@ static void usage(FILE *f)
 "  -d, --duration SECS    stop after SECS seconds (default: until q or Enter\n"
 "                         on the terminal, Ctrl-C, SIGTERM or the target\n"
 "                         exits)\n"
+"  -i, --interval SECS    also write a report every SECS seconds while\n"
+"                         tracing: files numbered (heap.pb.gz becomes\n"
+"                         heap.0001.pb.gz, ...), text on standard output\n"
+"                         under a \"--- HH:MM:SS (+T s)\" line; the final\n"
+"                         report keeps the names given.  SIGUSR1 to\n"
+"                         memtrace writes one such report at once\n"
+"      --count N          with -i: stop after N reports\n"
+"      --keep N           numbered files kept, the oldest removed (default\n"
+"                         10; 0 keeps all)\n"
+"      --delta            each report's alloc_space/alloc_objects count\n"
+"                         only since the previous report (in-use values\n"
+"                         are always those of the moment)\n"
 "      --max-allocs N     outstanding allocations kept (default %u)\n"
 "      --max-stacks N     distinct stacks kept (default %u)\n"
 "      --unwind M         how stacks are walked: auto (default: the call\n"
@@ -282,6 +299,24 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case 'o':
 		o->output = arg;
 		return 0;
+	case 'i':
+		if (parse_seconds(arg, false, &o->interval) || o->interval < 0.01)
+			return bad("--interval", arg,
+				   "expected a time of at least 10ms, e.g. 10, 1.5, 500ms, 1m");
+		return 0;
+	case OPT_COUNT:
+		if (parse_long("--count", arg, 1, 100000000, &v))
+			return -1;
+		o->count = (unsigned)v;
+		return 0;
+	case OPT_KEEP:
+		if (parse_long("--keep", arg, 0, 100000000, &v))
+			return -1;
+		o->keep = (unsigned)v;
+		return 0;
+	case OPT_DELTA:
+		o->delta = true;
+		return 0;
 	case 'n':
 		/* "--top" alone is the text format, "--top N"/"-n N" a count. */
 		if (!arg)
@@ -448,6 +483,7 @@ static void defaults(struct mt_options *o)
 	o->max_unwind_rows = MT_DEFAULT_MAX_UNWIND_ROWS;
 	o->min_age_ns = DEFAULT_MIN_AGE_NS;
 	o->symbol_prefix = "";
+	o->keep = 10;
 }
 
 static int check_target(struct mt_options *o, int argc, char **argv)
@@ -465,6 +501,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 			fprintf(stderr, "memtrace: -s is for tracing, not for report (a saved profile says how it was sampled)\n");
 			return -1;
 		}
+		if (o->interval > 0 || o->count || o->delta) {
+			fprintf(stderr, "memtrace: -i, --count and --delta are for tracing, not for report\n");
+			return -1;
+		}
 		/* In a report, -p picks one process of a system-wide profile. */
 		o->only_pid = o->pid;
 		o->pid = 0;
@@ -474,6 +514,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 	if (o->max_memory || o->base) {
 		fprintf(stderr, "memtrace: %s is for report, not for tracing\n",
 			o->base ? "--base" : "--max-memory");
+		return -1;
+	}
+	if (o->count && o->interval <= 0) {
+		fprintf(stderr, "memtrace: --count needs -i (it counts interval reports)\n");
 		return -1;
 	}
 	if (optind < argc)
@@ -514,7 +558,7 @@ static void warn_min_age(const struct mt_options *o, bool min_age_given)
 int mt_options_parse(int argc, char **argv, struct mt_options *o)
 {
 	/* Tracing stops at the first non-option (the command); report permutes. */
-	const char *shorts = "+p:d:o:n:s:vhV";
+	const char *shorts = "+p:d:i:o:n:s:vhV";
 	int c;
 
 	defaults(o);

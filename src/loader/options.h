@@ -43,6 +43,10 @@ struct mt_options {
 	uint64_t min_age_ns;   /* --min-age for the leak report */
 	uint64_t max_memory;   /* report --max-memory: budget for reading; 0: default */
 	const char *base;      /* report --base: the profile subtracted */
+	double interval;       /* -i seconds: a numbered report each; 0: none */
+	unsigned count;        /* --count: stop after that many; 0: no limit */
+	unsigned keep;         /* --keep: numbered files kept; 0: all */
+	bool delta;            /* --delta: alloc values since the last report */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };

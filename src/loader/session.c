@@ -1,29 +1,21 @@
 // SPDX-License-Identifier: MIT
-/* session.c: the poll loop around signals, a timer and the target's exit. */
+/* session.c: the registrations that watch the target while tracing. */
 #include "session.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "modules.h"
 
-#define REFRESH_MS 100
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+/* Mappings, new processes and the system-wide scan are looked at this
+ * often (and at once when a ring buffer says so). */
+#define REFRESH_S 0.1
 
 int mt_session_signals(void)
 {
@@ -35,10 +27,17 @@ int mt_session_signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &set, NULL))
 		return -errno;
 	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	return fd < 0 ? -errno : fd;
+}
+
+static void stop(struct mt_session *s, enum mt_stop why)
+{
+	s->stop = why;
+	mt_loop_stop(&s->loop);
 }
 
 static void record_exit(struct mt_session *s, int status)
@@ -133,85 +132,137 @@ static int open_pidfd(pid_t pid)
 #endif
 }
 
-/* Drain the signalfd; true when a stop signal arrived. */
-static bool read_signals(struct mt_session *s)
+/* The target is gone: stop, unless the child's exit is still to reap. */
+static void check_exit(struct mt_session *s)
 {
-	struct signalfd_siginfo si;
-	bool stop = false;
+	if (s->exited)
+		stop(s, MT_STOP_EXIT);
+}
 
-	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+/* The signalfd: a stop signal, SIGUSR1 (a report now), SIGCHLD. */
+static void on_signal(void *arg, int fd, short revents)
+{
+	struct mt_session *s = arg;
+	struct signalfd_siginfo si;
+	bool report = false;
+
+	(void)revents;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
+		if (si.ssi_signo == SIGUSR1) {
+			report = true;
+			continue;
+		}
 		s->signo = (int)si.ssi_signo;
-		stop = true;
+		stop(s, MT_STOP_SIGNAL);
 	}
-	return stop;
+	if (s->is_child)
+		reap(s);
+	if (report && s->on_report && !s->loop.stopped)
+		s->on_report(s->report_ctx);
+	if (!s->loop.stopped && s->proc)
+		check_exit(s);
+}
+
+/* The attached target's pidfd: it exited. */
+static void on_pidfd(void *arg, int fd, short revents)
+{
+	struct mt_session *s = arg;
+
+	(void)fd;
+	(void)revents;
+	s->exited = true;
+	stop(s, MT_STOP_EXIT);
+}
+
+/* A new process allocated (system-wide, or a command's descendants). */
+static void on_wake(void *arg, int fd, short revents)
+{
+	struct mt_session *s = arg;
+
+	(void)fd;
+	(void)revents;
+	if (s->tick)
+		s->tick(s->ctx);
+	else if (!s->proc && s->on_new_files)
+		s->on_new_files(s->ctx);
+}
+
+/* The unwinder asked for tables. */
+static void on_tick_fd(void *arg, int fd, short revents)
+{
+	struct mt_session *s = arg;
+
+	(void)fd;
+	(void)revents;
+	s->on_tick(s->tick_ctx);
+}
+
+/* Every REFRESH_S: mappings, new processes, and whether the target lives. */
+static void on_refresh(void *arg, double now)
+{
+	struct mt_session *s = arg;
+
+	(void)now;
+	if (s->is_child)
+		reap(s);
+	if (s->on_tick)
+		s->on_tick(s->tick_ctx);
+	if (s->tick)
+		s->tick(s->ctx);
+	if (!s->proc) {
+		/* System-wide: no one target to follow or outlive. */
+		if (s->on_new_files)
+			s->on_new_files(s->ctx);
+		return;
+	}
+	/* Mappings change as libraries load: keep an up-to-date copy. */
+	if (!s->exited && refresh(s) == -ESRCH && !s->is_child)
+		s->exited = true;
+	if (!s->is_child && kill((pid_t)s->proc->pid, 0) && errno == ESRCH)
+		s->exited = true;
+	check_exit(s);
+}
+
+static void on_duration(void *arg, double now)
+{
+	(void)now;
+	stop(arg, MT_STOP_DURATION);
+}
+
+int mt_session_prepare(struct mt_session *s)
+{
+	struct mt_loop *l = &s->loop;
+	int pidfd = s->is_child || !s->proc ? -1
+				: open_pidfd((pid_t)s->proc->pid);
+	int ret = mt_loop_add_fd(l, s->sigfd, on_signal, s);
+
+	s->exited = false;
+	s->start = mt_loop_now();
+	if (!ret)
+		ret = mt_loop_add_fd(l, pidfd, on_pidfd, s);
+	if (!ret)
+		ret = mt_loop_add_fd(l, s->wake_fd, on_wake, s);
+	if (!ret && s->on_tick)
+		ret = mt_loop_add_fd(l, s->tick_fd, on_tick_fd, s);
+	if (!ret)
+		ret = mt_loop_add_timer(l, REFRESH_S, 0, on_refresh, s);
+	if (!ret && s->duration > 0)
+		ret = mt_loop_add_timer(l, 0, s->duration, on_duration, s);
+	/* The pidfd lives as long as the process: the loop is run once. */
+	return ret;
 }
 
 int mt_session_run(struct mt_session *s)
 {
-	double start = now_s();
-	int pidfd = s->is_child || !s->proc ? -1 : open_pidfd((pid_t)s->proc->pid);
-	struct pollfd fds[3] = {
-		{ .fd = s->sigfd, .events = POLLIN },
-		/* the target's exit, or (system-wide, or a command's
-		 * descendants) a new process */
-		{ .fd = pidfd >= 0 ? pidfd : s->wake_fd, .events = POLLIN },
-		/* poll() skips a negative descriptor */
-		{ .fd = s->on_tick ? s->tick_fd : -1, .events = POLLIN },
-	};
+	int ret = mt_loop_run(&s->loop);
 
-	s->exited = false;
-	for (;;) {
-		int timeout = REFRESH_MS;
-
-		if (s->duration > 0) {
-			double left = start + s->duration - now_s();
-
-			if (left <= 0) {
-				s->stop = MT_STOP_DURATION;
-				break;
-			}
-			if (left * 1000 < timeout)
-				timeout = (int)(left * 1000) + 1;
-		}
-		if (poll(fds, 3, timeout) < 0 && errno != EINTR) {
-			s->stop = MT_STOP_ERROR;
-			s->error = errno;
-			break;
-		}
-		if (s->is_child)
-			reap(s);
-		if (read_signals(s)) {
-			s->stop = MT_STOP_SIGNAL;
-			break;
-		}
-		if (s->on_tick)
-			s->on_tick(s->tick_ctx);
-		if (s->tick)
-			s->tick(s->ctx);
-		if (!s->proc) {
-			/* System-wide: no one target to follow or outlive. */
-			if (s->on_new_files)
-				s->on_new_files(s->ctx);
-			continue;
-		}
-		/* Mappings change as libraries load: keep an up-to-date copy. */
-		if (!s->exited && refresh(s) == -ESRCH && !s->is_child)
-			s->exited = true;
-		if (pidfd >= 0 && (fds[1].revents & POLLIN))
-			s->exited = true;
-		if (!s->is_child && pidfd < 0 && kill((pid_t)s->proc->pid, 0) &&
-		    errno == ESRCH)
-			s->exited = true;
-		if (s->exited) {
-			s->stop = MT_STOP_EXIT;
-			break;
-		}
+	if (ret) {
+		s->stop = MT_STOP_ERROR;
+		s->error = -ret;
 	}
-	s->elapsed = now_s() - start;
-	s->stop_ns = (uint64_t)(now_s() * 1e9);
-	if (pidfd >= 0)
-		close(pidfd);
-	return 0;
+	s->elapsed = mt_loop_now() - s->start;
+	s->stop_ns = (uint64_t)(mt_loop_now() * 1e9);
+	return ret;
 }

@@ -69,6 +69,10 @@ struct mt_summary {
 	uint64_t sample_bytes; /* -s: mean bytes between samples; 0: exact */
 	uint64_t counters[MT_CNT__COUNT]; /* summed kernel counters (memleak.h) */
 	unsigned missing;     /* enum mt_fact: not recorded (0 for a trace) */
+	/* --delta: the samples' alloc values count from DELTA_SINCE_S of the
+	 * trace on (the previous report), not from its start. */
+	bool delta;
+	double delta_since_s;
 };
 
 struct mt_raw_stack {

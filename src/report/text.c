@@ -39,6 +39,9 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		fputs("duration: not recorded\n", out);
 	else
 		fprintf(out, "duration: %.2f s\n", s->duration_s);
+	if (s->delta)
+		fprintf(out, "alloc figures: since %.2f s (--delta); totals below: whole trace\n",
+			s->delta_since_s);
 	if (s->sample_bytes) {
 		fprintf(out, "sampling: one allocation per %" PRIu64
 			" bytes on average (Poisson); ", s->sample_bytes);

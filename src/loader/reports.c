@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/* reports.c: interval, on-demand and final reports of a trace. */
+#include "reports.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errmsg.h"
+#include "blocks.h"
+#include "filter.h"
+#include "symbolize.h"
+
+struct mt_render_opts mt_reports_opts(const struct mt_options *o,
+				      bool exited_child)
+{
+	struct mt_render_opts r = {
+		.text = { .metric = o->metric, .top_n = o->top_n, .cum = o->cum,
+			  .unit = o->unit },
+		.leaks = { .min_age_ns = o->min_age_ns, .top_n = o->top_n,
+			   .unit = o->unit },
+	};
+
+	/* A command that has exited leaked whatever it did not free. */
+	if (exited_child)
+		r.leaks.min_age_ns = 0;
+	return r;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *ext = strrchr(base, '.');
+	int n;
+
+	/* "x.pb.gz", "x.txt.gz": the number goes before both suffixes. */
+	if (ext && ext != base && ends_with(base, ".gz")) {
+		const char *p = ext;
+
+		while (p > base + 1 && p[-1] != '.')
+			p--;
+		if (p > base + 1)
+			ext = p - 1;
+	}
+	if (!ext || ext == base) /* no extension, or a dot file */
+		ext = path + strlen(path);
+	n = snprintf(buf, len, "%.*s.%04u%s", (int)(ext - path), path, seq, ext);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Symbolise RAW and write it to OUTS; RAW is freed, its procs left. */
+static int render(const struct mt_options *o, struct mt_raw_profile *raw,
+		  const struct mt_render_opts *ropts, struct mt_delta *delta,
+		  const struct mt_output *outs, size_t nouts)
+{
+	struct mt_profile prof = { 0 };
+	int ret;
+
+	mt_raw_profile_filter(raw, o->comm);
+	ret = mt_symbolize(raw, &prof);
+	if (!ret && delta)
+		ret = mt_delta_apply(delta, raw, &prof);
+	if (!ret)
+		ret = mt_profile_add_blocks(&prof, raw);
+	if (!ret) /* the header's totals, for the processes kept */
+		ret = mt_profile_filter(&prof, 0, o->comm);
+	if (ret)
+		mt_fail("cannot symbolise the profile: %s", strerror(-ret));
+	else
+		ret = mt_render(outs, nouts, &prof, raw, ropts) ? 1 : 0;
+	raw->procs = NULL;
+	raw->nprocs = 0;
+	mt_raw_profile_free(raw);
+	mt_profile_free(&prof);
+	return ret ? 1 : 0;
+}
+
+int mt_reports_render(const struct mt_options *o, struct mt_raw_profile *raw,
+		      const struct mt_render_opts *ropts)
+{
+	return render(o, raw, ropts, NULL, o->outputs, o->noutputs);
+}
+
+/* Does any output go to standard output? */
+static bool to_stdout(const struct mt_options *o)
+{
+	for (size_t i = 0; i < o->noutputs; i++)
+		if (!o->outputs[i].path)
+			return true;
+	return false;
+}
+
+/* "--- 14:03:07 (+12.5 s)" before a report on standard output. */
+static void separator(const struct mt_raw_profile *raw)
+{
+	char when[16] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (localtime_r(&now, &tm))
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	printf("--- %s (+%.1f s)\n", when, raw->sum.duration_s);
+	fflush(stdout);
+}
+
+/* Remove report number SEQ's files (beyond --keep). */
+static void remove_numbered(const struct mt_options *o, unsigned seq)
+{
+	char path[4096];
+
+	for (size_t i = 0; i < o->noutputs; i++)
+		if (o->outputs[i].path &&
+		    mt_reports_numbered(o->outputs[i].path, seq, path,
+					sizeof(path)) == 0)
+			unlink(path);
+}
+
+void mt_reports_now(struct mt_reports *r)
+{
+	const struct mt_options *o = r->o;
+	struct mt_output outs[MT_MAX_OUTPUTS];
+	char paths[MT_MAX_OUTPUTS][4096];
+	struct mt_render_opts ropts = mt_reports_opts(o, false);
+	struct mt_raw_profile raw = { 0 };
+	unsigned seq = r->seq + 1;
+	int ret;
+
+	for (size_t i = 0; i < o->noutputs; i++) {
+		outs[i] = o->outputs[i];
+		if (outs[i].path &&
+		    mt_reports_numbered(outs[i].path, seq, paths[i],
+					sizeof(paths[i])) == 0)
+			outs[i].path = paths[i];
+	}
+	ret = mt_tracer_collect(r->tr, &raw);
+	if (ret) {
+		raw.procs = NULL;
+		mt_raw_profile_free(&raw);
+		mt_fail("report %u: cannot read the BPF maps: %s", seq,
+			strerror(-ret));
+		r->failed++;
+		return;
+	}
+	r->seq = seq;
+	if (to_stdout(o))
+		separator(&raw);
+	if (render(o, &raw, &ropts, o->delta ? &r->delta : NULL, outs,
+		   o->noutputs))
+		r->failed++;
+	fflush(stdout);
+	if (o->keep && seq > o->keep)
+		remove_numbered(o, seq - o->keep);
+	if (o->count && seq >= o->count) { /* as -d would */
+		r->tr->s.stop = MT_STOP_DURATION;
+		mt_loop_stop(&r->tr->s.loop);
+	}
+}
+
+int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
+		     const struct mt_render_opts *ropts)
+{
+	if (r->seq && to_stdout(r->o))
+		separator(raw);
+	return render(r->o, raw, ropts, r->o->delta ? &r->delta : NULL,
+		      r->o->outputs, r->o->noutputs);
+}
+
+static void on_interval(void *arg, double now)
+{
+	(void)now;
+	mt_reports_now(arg);
+}
+
+static void on_report(void *arg)
+{
+	mt_reports_now(arg);
+}
+
+int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
+		     struct mt_tracer *tr)
+{
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->tr = tr;
+	tr->s.on_report = on_report;
+	tr->s.report_ctx = r;
+	if (o->interval > 0)
+		return mt_loop_add_timer(&tr->s.loop, o->interval, 0,
+					 on_interval, r);
+	return 0;
+}
+
+void mt_reports_free(struct mt_reports *r)
+{
+	mt_delta_free(&r->delta);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reports.h: the reports of a trace: those written while it runs (every
+ * -i SECONDS, and on SIGUSR1), each output numbered (heap.pb.gz becomes
+ * heap.0001.pb.gz, the text on standard output comes under a
+ * "--- HH:MM:SS (+T s)" line), the oldest removed beyond --keep; and the
+ * final one, to the outputs' own names.
+ */
+#ifndef MEMTRACE_REPORTS_H
+#define MEMTRACE_REPORTS_H
+
+#include <stdbool.h>
+
+#include "delta.h"
+#include "options.h"
+#include "render.h"
+#include "tracer.h"
+
+struct mt_reports {
+	const struct mt_options *o;
+	struct mt_tracer *tr;
+	unsigned seq;            /* numbered reports written */
+	unsigned failed;         /* of them, how many could not be written */
+	struct mt_delta delta;   /* --delta: the previous report's totals */
+};
+
+/* The report options of O (EXITED_CHILD: every block left is a leak). */
+struct mt_render_opts mt_reports_opts(const struct mt_options *o,
+				      bool exited_child);
+
+/*
+ * Register, in TR's loop, the interval reports (-i, --count) and the
+ * report on SIGUSR1.  Returns 0 or -errno.
+ */
+int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
+		     struct mt_tracer *tr);
+
+/* A numbered report of now (SIGUSR1, or an interval's end). */
+void mt_reports_now(struct mt_reports *r);
+
+/*
+ * Symbolise RAW (its procs stay the caller's: set to NULL here) and write
+ * every output, to the outputs' own names.  RAW is freed.  0, or 1 after
+ * a message.
+ */
+int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
+		     const struct mt_render_opts *ropts);
+
+/*
+ * The same for a profile that is not a trace's (no numbering, no delta).
+ */
+int mt_reports_render(const struct mt_options *o, struct mt_raw_profile *raw,
+		      const struct mt_render_opts *ropts);
+
+void mt_reports_free(struct mt_reports *r);
+
+/*
+ * PATH with ".NNNN" before its extension ("heap.pb.gz" -> "heap.0001.pb.gz",
+ * "out.txt" -> "out.0001.txt", "out" -> "out.0001") into BUF.  0, or
+ * -ENAMETOOLONG.
+ */
+int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len);
+
+#endif
