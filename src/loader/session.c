@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
@@ -17,6 +18,10 @@
  * often (and at once when a ring buffer says so). */
 #define REFRESH_S 0.1
 
+/* Signals whose default would kill memtrace, and mean nothing to it. */
+static const int ignored[] = { SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGPWR,
+			       SIGIO };
+
 int mt_session_signals(void)
 {
 	sigset_t set;
@@ -28,6 +33,10 @@ int mt_session_signals(void)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGQUIT);
+	/* Signals that would kill memtrace and lose the trace: noted. */
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		sigaddset(&set, ignored[i]);
 	if (sigprocmask(SIG_BLOCK, &set, NULL))
 		return -errno;
 	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -154,6 +163,12 @@ static void on_signal(void *arg, int fd, short revents)
 			report = true;
 			continue;
 		}
+		if (si.ssi_signo != SIGINT && si.ssi_signo != SIGTERM &&
+		    si.ssi_signo != SIGHUP && si.ssi_signo != SIGQUIT) {
+			fprintf(stderr, "memtrace: %s ignored (SIGUSR1: a report now; SIGINT, SIGTERM: stop)\n",
+				strsignal((int)si.ssi_signo));
+			continue;
+		}
 		s->signo = (int)si.ssi_signo;
 		stop(s, MT_STOP_SIGNAL);
 	}
@@ -250,7 +265,7 @@ int mt_session_prepare(struct mt_session *s)
 		ret = mt_loop_add_timer(l, REFRESH_S, 0, on_refresh, s);
 	if (!ret && s->duration > 0)
 		ret = mt_loop_add_timer(l, 0, s->duration, on_duration, s);
-	/* The pidfd lives as long as the process: the loop is run once. */
+	s->pidfd = pidfd;
 	return ret;
 }
 
@@ -264,5 +279,8 @@ int mt_session_run(struct mt_session *s)
 	}
 	s->elapsed = mt_loop_now() - s->start;
 	s->stop_ns = (uint64_t)(mt_loop_now() * 1e9);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->pidfd = -1;
 	return ret;
 }

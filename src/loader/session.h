@@ -50,6 +50,7 @@ struct mt_session {
 	 * the signal is ignored). */
 	void (*on_report)(void *report_ctx);
 	void *report_ctx;
+	int pidfd;               /* the attached target's, while running */
 	/* results */
 	enum mt_stop stop;
 	int signo;               /* with MT_STOP_SIGNAL */
@@ -62,8 +63,10 @@ struct mt_session {
 };
 
 /*
- * Block the signals the session waits for (SIGINT, SIGTERM, SIGHUP,
- * SIGCHLD, SIGUSR1) and return a signalfd for them.  Call before starting
+ * Block the signals the session waits for (SIGINT, SIGTERM, SIGHUP and
+ * SIGQUIT stop; SIGUSR1 asks for a report; SIGCHLD; others whose default
+ * would kill memtrace are ignored with a note) and return a signalfd for
+ * them.  Call before starting
  * a child, so no SIGCHLD is lost.  -errno on error.
  */
 int mt_session_signals(void);
