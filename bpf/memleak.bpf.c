@@ -47,6 +47,43 @@ const volatile __u32 g_tab[MT_G_ENTRIES];
 
 /* enum mt_trace_state, set by the loader through the skeleton's .bss. */
 volatile __u32 trace_state;
+/*
+ * A snapshot is being read: every change is journaled too (memleak.h).
+ * MT_JOURNAL_ON: journal; MT_JOURNAL_IDX: which of the two "active"
+ * counters a program that starts now counts itself in, so that the loader
+ * can wait for every program that started before a change of state.
+ */
+volatile __u32 journal_state;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} active SEC(".maps");
+
+/* A program begins: counted in this CPU's active[idx] until it ends (a
+ * program does not migrate while it runs). */
+static __always_inline __u64 *activity_begin(void)
+{
+	__u32 idx = journal_state & MT_JOURNAL_IDX;
+	__u64 *a = bpf_map_lookup_elem(&active, &idx);
+
+	if (a)
+		__sync_fetch_and_add(a, 1);
+	return a;
+}
+
+static __always_inline void activity_end(__u64 *a)
+{
+	if (a)
+		__sync_fetch_and_add(a, -1);
+}
+
+static __always_inline bool journaling(void)
+{
+	return journal_state & MT_JOURNAL_ON;
+}
 
 /* Uprobe sessions (kernels from 6.13): is this the return half? */
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -89,6 +126,11 @@ struct {
 	__type(key, __u32);
 	__type(value, struct mt_comm);
 } comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 * 1024 * 1024);
+} journal SEC(".maps");
 
 /* Pids seen for the first time, so that their mappings are read at once. */
 struct {
@@ -231,17 +273,53 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
  * false when no such block is known (for the heap: an untracked free,
  * counted by the caller).
  */
-static __always_inline bool record_free(__u32 pid, __u64 addr, __u32 cat)
+static __always_inline bool record_free(__u32 pid, __u64 addr, __u32 cat,
+					__u64 now)
 {
 	struct mt_alloc_key key = { .pid = pid, .category = cat, .addr = addr };
+	struct mt_alloc_info *info;
+	struct mt_journal j;
 
-	return bpf_map_delete_elem(&allocs, &key) == 0;
+	if (!journaling())
+		return bpf_map_delete_elem(&allocs, &key) == 0;
+	/* A snapshot is read: the loader may need the block back. */
+	info = bpf_map_lookup_elem(&allocs, &key);
+	if (!info)
+		return false;
+	j.kind = MT_JOURNAL_FREE;
+	j.pid = pid;
+	j.category = cat;
+	j.pad = 0;
+	j.addr = addr;
+	j.info = *info;
+	j.stat_count = 0;
+	if (bpf_map_delete_elem(&allocs, &key))
+		return false; /* freed by another thread meanwhile */
+	j.ns = now;
+	if (bpf_ringbuf_output(&journal, &j, sizeof(j), 0))
+		count(MT_CNT_SNAPSHOT_SKEW, 1);
+	return true;
+}
+
+/* A snapshot is read: a new block, and its stack's count after it. */
+static __always_inline void journal_alloc(__u32 pid, __u64 addr, __u32 cat,
+					  const struct mt_alloc_info *info,
+					  __u64 stat_count)
+{
+	struct mt_journal j = {
+		.kind = MT_JOURNAL_ALLOC, .pid = pid, .category = cat,
+		.addr = addr, .ns = info->timestamp, .info = *info,
+		.stat_count = stat_count,
+	};
+
+	if (bpf_ringbuf_output(&journal, &j, sizeof(j), 0))
+		count(MT_CNT_SNAPSHOT_SKEW, 1);
 }
 
 /* A heap block is freed; sampling, most blocks are rightly unknown. */
-static __always_inline void free_heap(__u32 pid, __u64 addr)
+static __always_inline void free_heap(__u32 pid, __u64 addr, __u64 now)
 {
-	if (!record_free(pid, addr, MT_CAT_HEAP) && !sample_bytes)
+	if (!record_free(pid, addr, MT_CAT_HEAP, now) && !sample_bytes)
 		count(MT_CNT_UNTRACKED_FREES, 1);
 }
 
@@ -278,7 +356,7 @@ static __always_inline void estimate(struct mt_alloc_info *info, __u64 size)
 }
 
 static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
-					 __u64 size, __u32 cat)
+					 __u64 size, __u32 cat, __u64 now)
 {
 	struct mt_alloc_key key = { .pid = pid, .category = cat, .addr = addr };
 	__u64 id = hash_stack(ctx);
@@ -286,8 +364,9 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 	struct mt_alloc_info info = {
 		.size = size,
 		.stack_id = id,
-		.timestamp = bpf_ktime_get_ns(),
+		.timestamp = now,
 	};
+	__u64 stat_count = 0;
 
 	estimate(&info, size);
 	/* A block at the same address is replaced: it was released by a path
@@ -295,9 +374,14 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 	if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY))
 		count(MT_CNT_DROP_ALLOCS_FULL, 1);
 	if (s) {
+		/* Bytes, then objects (see struct mt_stat). */
 		__sync_fetch_and_add(&s->alloc_bytes, info.est_bytes);
-		__sync_fetch_and_add(&s->alloc_objects, info.est_objects);
+		stat_count = __sync_fetch_and_add(&s->alloc_objects,
+						  info.est_objects) +
+			     info.est_objects;
 	}
+	if (journaling())
+		journal_alloc(pid, addr, cat, &info, stat_count);
 	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_OBJECTS : MT_CNT_ALLOC_OBJECTS,
 	      info.est_objects);
 	count(cat == MT_CAT_MMAP ? MT_CNT_MMAP_BYTES : MT_CNT_ALLOC_BYTES,
@@ -382,7 +466,7 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 	if (cat == MT_CAT_MMAP) {
 		count(MT_CNT_EVENTS, 1);
 		if (ptr)
-			record_free(pid_tgid >> 32, ptr, cat);
+			record_free(pid_tgid >> 32, ptr, cat, bpf_ktime_get_ns());
 		return 0;
 	}
 	/* The same free again, tail-called by the free-like function. */
@@ -391,7 +475,7 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 	count(MT_CNT_EVENTS, 1);
 	if (!ptr)
 		return 0;
-	free_heap(pid_tgid >> 32, ptr);
+	free_heap(pid_tgid >> 32, ptr, journaling() ? bpf_ktime_get_ns() : 0);
 	if (f) {
 		f->freed_ptr = ptr;
 		f->freed_sp = sp;
@@ -455,6 +539,9 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32;
 	__u64 addr = PT_REGS_RC(ctx), size, arg;
+	/* One time for all this call did (a realloc's free and allocation
+	 * fall on the same side of a snapshot's instant). */
+	__u64 now;
 	struct mt_inflight *f;
 	bool record;
 	__u32 kind;
@@ -466,6 +553,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		return 0;
 	if (--f->depth > 0 || trace_state != MT_TRACE_RECORDING)
 		return 0;
+	now = bpf_ktime_get_ns();
 	if (f->uncounted)
 		count(MT_CNT_EVENTS, 1); /* began before recording did */
 	kind = f->kind;
@@ -478,24 +566,24 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	case MT_CALL_DELETE:
 		/* The free inside operator delete was nested: count it here. */
 		if (arg)
-			free_heap(pid, arg);
+			free_heap(pid, arg, now);
 		return 0;
 	case MT_CALL_XALLOCX:
 		/* Resized in place when the new real size covers the request. */
 		if (addr < size)
 			return 0;
-		free_heap(pid, arg);
+		free_heap(pid, arg, now);
 		addr = arg;
 		break;
 	case MT_CALL_MMAP:
 		/* Only anonymous mappings are memory the program allocates. */
 		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS) || !record)
 			return 0;
-		record_alloc(ctx, pid, addr, size, MT_CAT_MMAP);
+		record_alloc(ctx, pid, addr, size, MT_CAT_MMAP, now);
 		return 0;
 	case MT_CALL_MREMAP:
-		if (addr != ~0ULL && record_free(pid, arg, MT_CAT_MMAP) && record)
-			record_alloc(ctx, pid, addr, size, MT_CAT_MMAP);
+		if (addr != ~0ULL && record_free(pid, arg, MT_CAT_MMAP, now) && record)
+			record_alloc(ctx, pid, addr, size, MT_CAT_MMAP, now);
 		return 0;
 	case MT_CALL_POSIX_MEMALIGN:
 		if ((int)PT_REGS_RC(ctx) != 0) {
@@ -515,13 +603,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		if (!addr) {
 			/* realloc(p, 0) frees p; any other NULL is a failure. */
 			if (size == 0 && arg)
-				free_heap(pid, arg);
+				free_heap(pid, arg, now);
 			else
 				count(MT_CNT_FAILED_ALLOCS, 1);
 			return 0;
 		}
 		if (arg)
-			free_heap(pid, arg);
+			free_heap(pid, arg, now);
 		break;
 	default:
 		if (!addr) {
@@ -531,7 +619,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		break;
 	}
 	if (record)
-		record_alloc(ctx, pid, addr, size, MT_CAT_HEAP);
+		record_alloc(ctx, pid, addr, size, MT_CAT_HEAP, now);
 	return 0;
 }
 
@@ -561,9 +649,13 @@ static __always_inline bool not_followed(void)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_entry)
 {
+	__u64 *a;
+
 	if (trace_state == MT_TRACE_STOPPED || not_followed())
 		return 0;
+	a = activity_begin();
 	on_entry(ctx, false);
+	activity_end(a);
 	return 0;
 }
 
@@ -571,9 +663,14 @@ int BPF_KPROBE(uprobe_entry)
 SEC("uretprobe")
 int BPF_KRETPROBE(uprobe_return)
 {
+	__u64 *a;
+
 	if (trace_state == MT_TRACE_STOPPED)
 		return 0;
-	return on_return(ctx);
+	a = activity_begin();
+	on_return(ctx);
+	activity_end(a);
+	return 0;
 }
 
 /*
@@ -583,13 +680,17 @@ int BPF_KRETPROBE(uprobe_return)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_session)
 {
+	__u64 *a;
+	int ret;
+
 	if (trace_state == MT_TRACE_STOPPED)
 		return bpf_session_is_return() ? 0 : SKIP_RETURN;
-	if (bpf_session_is_return())
-		return on_return(ctx);
-	if (not_followed())
+	if (!bpf_session_is_return() && not_followed())
 		return SKIP_RETURN;
-	return on_entry(ctx, true);
+	a = activity_begin();
+	ret = bpf_session_is_return() ? on_return(ctx) : on_entry(ctx, true);
+	activity_end(a);
+	return ret;
 }
 
 /*

@@ -86,6 +86,10 @@ enum mt_counter {
 	MT_CNT_MUNMAP_BYTES,
 	/* -s: allocations sampled (each stands for its estimate). */
 	MT_CNT_SAMPLES,
+	/* Not a drop: a record a snapshot taken while tracing needed could
+	 * not be written (the journal ring buffer was full); that snapshot
+	 * is off by as many events. */
+	MT_CNT_SNAPSHOT_SKEW,
 	MT_CNT__COUNT
 };
 
@@ -120,8 +124,39 @@ struct mt_stat_key {
  * needs to touch nothing but the block: the loader derives the freed.
  */
 struct mt_stat {
-	__u64 alloc_bytes;
+	/* Objects first: the BPF program adds the bytes, then the objects,
+	 * and a reader copies objects, then bytes; so a reader that sees an
+	 * allocation's objects sees its bytes (struct mt_journal). */
 	__u64 alloc_objects;
+	__u64 alloc_bytes;
+};
+
+/*
+ * A snapshot while tracing (the loader sets journal_on, then takes its
+ * instant T0, then reads the maps as they change): every allocation and
+ * every free recorded meanwhile is also written to the "journal" ring
+ * buffer, so that the loader can give each figure its value at T0.  An
+ * allocation after T0 is taken out of its stack's totals when the totals
+ * read count it (the stack's alloc_objects after it, stat_count, is at
+ * most what was read); a block freed after T0 but allocated before is put
+ * back among the blocks held.
+ */
+enum mt_journal_kind { MT_JOURNAL_ALLOC = 1, MT_JOURNAL_FREE = 2 };
+
+/* Bits of the BPF program's journal_state (set by the loader). */
+#define MT_JOURNAL_IDX 1U
+#define MT_JOURNAL_ON 2U
+
+struct mt_journal {
+	__u32 kind;         /* enum mt_journal_kind */
+	__u32 pid;
+	__u32 category;
+	__u32 pad;
+	__u64 addr;
+	__u64 ns;           /* when it happened (bpf_ktime_get_ns) */
+	struct mt_alloc_info info;  /* the block (freed, or allocated) */
+	__u64 stat_count;   /* ALLOC: the stack's alloc_objects after it; 0:
+			     * its totals were not kept (stats map full) */
 };
 
 /* A user stack, leaf (the allocator's caller) first, zero-padded. */

@@ -98,8 +98,8 @@ static uint32_t depth_of(const struct mt_stack *st)
 }
 
 /*
- * The frames of stack ID into RS: from T when the map was read whole, else
- * looked up in map STACKS_FD.  An unknown id gives no frames.
+ * The frames of stack ID into RS: from T when the map was read whole and
+ * has it, else looked up in map STACKS_FD.  An unknown id gives no frames.
  */
 static int stack_ips(const struct stack_table *t, int stacks_fd, __u64 id,
 		     struct mt_raw_stack *rs)
@@ -116,7 +116,8 @@ static int stack_ips(const struct stack_table *t, int stacks_fd, __u64 id,
 	if (t && mt_itab_find(&t->index, id, same_id, &key, &idx)) {
 		n = t->st[idx].nips;
 		ips = t->st[idx].ips;
-	} else if (!t && bpf_map_lookup_elem(stacks_fd, &id, &st) == 0) {
+	} else if (bpf_map_lookup_elem(stacks_fd, &id, &st) == 0) {
+		/* Not in T: stored after T was read (a snapshot). */
 		n = depth_of(&st);
 		ips = st.ips;
 	}
@@ -152,6 +153,8 @@ struct read_ctx {
 	size_t stacks_cap, blocks_cap;
 	struct exec_time *execs;
 	size_t nexecs, execs_cap;
+	struct mt_collect_live *live;
+	size_t seen;            /* blocks visited, for live->poll */
 };
 
 static int cmp_exec(const void *a, const void *b)
@@ -258,6 +261,11 @@ static int add_block(const void *k, const void *v, void *arg)
 
 	if (ret)
 		return ret;
+	if (c->live && c->live->poll && ++c->seen % 4096 == 0)
+		c->live->poll(c->live->ctx);
+	/* A snapshot: allocated after its instant. */
+	if (c->live && info->timestamp > c->live->t0_ns)
+		return 0;
 	/* Gone with the old image's address space: released at the exec
 	 * (its stack's frees are derived from the blocks kept). */
 	if (before_exec(c, key, info))
@@ -367,10 +375,11 @@ void mt_collect_count_frees(struct mt_raw_profile *raw)
  */
 static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 		     const struct mt_pid_filter *f,
-		     const struct stack_table *table)
+		     const struct stack_table *table,
+		     struct mt_collect_live *live)
 {
 	struct read_ctx c = { raw, table, bpf_map__fd(skel->maps.stacks),
-			      raw->nstacks, raw->nblocks, NULL, 0, 0 };
+			      raw->nstacks, raw->nblocks, NULL, 0, 0, live, 0 };
 	size_t s0 = raw->nstacks, b0 = raw->nblocks;
 	int ret = mt_map_walk(bpf_map__fd(skel->maps.stats),
 			      sizeof(struct mt_stat_key), sizeof(struct mt_stat),
@@ -387,6 +396,8 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 				  sizeof(struct mt_alloc_info), f, add_block, &c);
 	}
 	free(c.execs);
+	if (!ret && live && live->fix)
+		ret = live->fix(live->ctx, raw, s0, b0);
 	if (ret) {
 		/* Nothing read counts: the walks deleted nothing either. */
 		for (size_t i = s0; i < raw->nstacks; i++)
@@ -400,6 +411,12 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 {
+	return mt_collect_live(skel, raw, NULL);
+}
+
+int mt_collect_live(struct memleak_bpf *skel, struct mt_raw_profile *raw,
+		    struct mt_collect_live *live)
+{
 	struct mt_pid_filter all = { NULL, 0, false };
 	struct stack_table table = { 0 };
 	int ret = read_counters(skel, raw->sum.counters);
@@ -410,7 +427,7 @@ int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw)
 				  sizeof(struct mt_stack), &all, keep_stack,
 				  &table);
 	if (!ret)
-		ret = read_maps(skel, raw, &all, &table);
+		ret = read_maps(skel, raw, &all, &table, live);
 	stack_table_free(&table);
 	return ret;
 }
@@ -423,5 +440,5 @@ int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
 	if (n == 0)
 		return 0;
 	mt_pids_sort(pids, n);
-	return read_maps(skel, raw, &f, NULL);
+	return read_maps(skel, raw, &f, NULL, NULL);
 }

@@ -25,6 +25,24 @@ void mt_collect_stop(struct memleak_bpf *skel);
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw);
 
 /*
+ * Reading the maps while the probes record (a snapshot): blocks allocated
+ * after T0_NS are left out; POLL is called now and then during the long
+ * walks (to drain the journal, memleak.h); FIX is called once everything
+ * is read, before the frees are derived, to bring the stacks read from
+ * index S0 and the blocks from B0 back to T0.
+ */
+struct mt_collect_live {
+	uint64_t t0_ns;
+	void (*poll)(void *ctx);
+	int (*fix)(void *ctx, struct mt_raw_profile *raw, size_t s0, size_t b0);
+	void *ctx;
+};
+
+/* mt_collect, reading as LIVE says (NULL: as mt_collect). */
+int mt_collect_live(struct memleak_bpf *skel, struct mt_raw_profile *raw,
+		    struct mt_collect_live *live);
+
+/*
  * Fill RAW's counters of frees and munmaps, which the BPF program does not
  * count: what was allocated less what RAW's blocks still hold.  Call it
  * once RAW has every block (system-wide: those of exited processes too).

@@ -334,6 +334,10 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 		tr->s.ptraced = t->child.ptraced;
 	}
 	ret = t ? start_target(tr) : start_system(tr);
+	if (!ret && (ret = mt_snapshot_init(&tr->snap, tr->skel)) != 0)
+		ret = mt_fail("cannot open the snapshot journal: %s",
+			      strerror(-ret));
+	tr->snap_on = !ret;
 	if (!ret && (ret = mt_session_prepare(&tr->s)) != 0)
 		ret = mt_fail("cannot watch the target: %s", strerror(-ret));
 	return ret;
@@ -458,7 +462,8 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 {
 	bool live = !tr->stopped;
 	double now = mt_loop_now();
-	int ret = mt_collect(tr->skel, raw);
+	int ret = live ? mt_snapshot_take(&tr->snap, tr->skel, raw)
+		       : mt_collect(tr->skel, raw);
 
 	/* What exited processes left: copied while tracing, moved at the end. */
 	if (!ret && tr->kind != MT_TRACER_ONE)
@@ -505,6 +510,9 @@ void mt_tracer_free(struct mt_tracer *tr)
 		mt_unwinder_free(&tr->uw);
 	if (tr->skel)
 		memleak_bpf__destroy(tr->skel);
+	if (tr->snap_on)
+		mt_snapshot_free(&tr->snap);
+	tr->snap_on = false;
 	free_process(&tr->proc);
 	mt_system_free(&tr->sys);
 	tr->skel = NULL;

@@ -21,6 +21,7 @@
 #include "probes.h"
 #include "profile.h"
 #include "session.h"
+#include "snapshot.h"
 #include "system.h"
 #include "target.h"
 #include "unwinder.h"
@@ -44,6 +45,8 @@ struct mt_tracer {
 	struct mt_system sys;        /* FAMILY and SYSTEM */
 	struct mt_process proc;      /* ONE and FAMILY: the target's mappings */
 	struct mt_session s;         /* its loop: add registrations before run */
+	struct mt_snapshot snap;     /* reading while tracing */
+	bool snap_on;
 	char cxx[1024];              /* where new/delete were probed */
 	bool stopped;                /* recording stopped, probes detached */
 };

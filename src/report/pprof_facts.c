@@ -30,6 +30,7 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_MUNMAP_OBJECTS] = "munmapped objects",
 	[MT_CNT_MUNMAP_BYTES] = "munmapped bytes",
 	[MT_CNT_SAMPLES] = "sampled allocations",
+	[MT_CNT_SNAPSHOT_SKEW] = "snapshot skew",
 };
 
 /* Facts before the counters: the mark, target, allocator, mmap. */
@@ -148,7 +149,7 @@ void mt_facts_read(const char *const *strs, size_t n,
 		if (!ok && total)
 			totals = false;
 		/* The sample count is there only for sampled profiles. */
-		else if (!ok && i != MT_CNT_SAMPLES)
+		else if (!ok && i != MT_CNT_SAMPLES && i != MT_CNT_SNAPSHOT_SKEW)
 			all = false;
 	}
 	if (!all)

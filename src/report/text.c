@@ -91,6 +91,10 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 	/* Kept, but cut short where the walk met a frame it could not follow. */
 	fprintf(out, "truncated stacks: %" PRIu64 "\n",
 		c[MT_CNT_STACKS_TRUNCATED]);
+	/* A report taken while tracing, whose journal overflowed. */
+	if (c[MT_CNT_SNAPSHOT_SKEW])
+		fprintf(out, "snapshot skew: %" PRIu64 " events not placed at the report's instant (journal full)\n",
+			c[MT_CNT_SNAPSHOT_SKEW]);
 }
 
 int mt_write_text(FILE *out, const struct mt_profile *p,

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/* snapshot.c: the maps read while tracing, put back at one instant. */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collect.h"
+#include "itab.h"
+#include "memleak.skel.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int keep_record(void *ctx, void *data, size_t size)
+{
+	struct mt_snapshot *s = ctx;
+
+	if (size < sizeof(struct mt_journal) || s->error)
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4096;
+		struct mt_journal *v = realloc(s->recs, cap * sizeof(*v));
+
+		if (!v) {
+			s->error = -ENOMEM;
+			return 0;
+		}
+		s->recs = v;
+		s->cap = cap;
+	}
+	memcpy(&s->recs[s->n++], data, sizeof(struct mt_journal));
+	return 0;
+}
+
+int mt_snapshot_init(struct mt_snapshot *s, struct memleak_bpf *skel)
+{
+	memset(s, 0, sizeof(*s));
+	s->active_fd = bpf_map__fd(skel->maps.active);
+	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.journal), keep_record,
+				 s, NULL);
+	return s->rb ? 0 : -errno;
+}
+
+static void drain(void *ctx)
+{
+	struct mt_snapshot *s = ctx;
+
+	ring_buffer__consume(s->rb);
+}
+
+static uint64_t triple_hash(uint32_t pid, uint32_t category, uint64_t id)
+{
+	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
+				       (uint64_t)pid << 32 | category), id);
+}
+
+struct find_stack {
+	const struct mt_raw_stack *stacks;
+	const struct mt_journal *j;
+};
+
+static bool same_stack(const void *ctx, uint32_t idx)
+{
+	const struct find_stack *f = ctx;
+	const struct mt_raw_stack *rs = &f->stacks[idx];
+
+	return rs->pid == f->j->pid && rs->category == f->j->category &&
+	       rs->stack_id == f->j->info.stack_id;
+}
+
+static uint64_t block_hash(uint32_t pid, uint32_t category, uint64_t addr,
+			   uint64_t ts)
+{
+	return mt_hash_u64(triple_hash(pid, category, addr), ts);
+}
+
+struct find_block {
+	const struct mt_raw_block *blocks;
+	const struct mt_journal *j;
+};
+
+static bool same_block(const void *ctx, uint32_t idx)
+{
+	const struct find_block *f = ctx;
+	const struct mt_raw_block *b = &f->blocks[idx];
+
+	return b->pid == f->j->pid && b->category == f->j->category &&
+	       b->addr == f->j->addr && b->timestamp_ns == f->j->info.timestamp;
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a - (b < a ? b : a);
+}
+
+/*
+ * Wait until every program counted in active[IDX] has ended (they run for
+ * microseconds, but a preempted one may take longer).  False after 2 s.
+ */
+static bool wait_idle(struct mt_snapshot *s, uint32_t idx)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 vals[ncpus > 0 ? ncpus : 1];
+
+	for (int tries = 0; ncpus > 0 && tries < 20000; tries++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(s->active_fd, &idx, vals))
+			return false;
+		for (int c = 0; c < ncpus; c++)
+			sum += vals[c];
+		if (sum == 0)
+			return true;
+		usleep(100);
+	}
+	return false;
+}
+
+/* Set the BPF program's journal_state, then wait for the programs that
+ * began before (counted in OLD's index) to end. */
+static void set_state(struct mt_snapshot *s, struct memleak_bpf *skel,
+		      uint32_t state)
+{
+	uint32_t old = __atomic_load_n(&skel->bss->journal_state,
+				       __ATOMIC_SEQ_CST);
+
+	__atomic_store_n(&skel->bss->journal_state, state, __ATOMIC_SEQ_CST);
+	if ((old & MT_JOURNAL_IDX) != (state & MT_JOURNAL_IDX) &&
+	    !wait_idle(s, old & MT_JOURNAL_IDX))
+		s->skew++;
+}
+
+/* The raw stack of record J among those from S0, or NULL. */
+static struct mt_raw_stack *stack_of(struct mt_raw_profile *raw, size_t s0,
+				     const struct mt_itab *stacks,
+				     const struct mt_journal *j)
+{
+	struct find_stack f = { raw->stacks + s0, j };
+	uint32_t idx;
+
+	if (!j->stat_count ||
+	    !mt_itab_find(stacks, triple_hash(j->pid, j->category,
+					      j->info.stack_id),
+			  same_stack, &f, &idx))
+		return NULL;
+	return &raw->stacks[s0 + idx];
+}
+
+/*
+ * An allocation journaled: its stack's totals read either counted it (its
+ * objects had reached stat_count) or not; at T0 they should if it came
+ * before T0.
+ */
+static void place_alloc(struct mt_raw_stack *rs, const struct mt_journal *j,
+			uint64_t t0)
+{
+	bool counted = rs->alloc_objects >= j->stat_count;
+	bool before = j->info.timestamp <= t0;
+
+	if (counted && !before) {
+		rs->alloc_bytes = minus(rs->alloc_bytes, j->info.est_bytes);
+		rs->alloc_objects = minus(rs->alloc_objects, j->info.est_objects);
+	} else if (!counted && before) {
+		rs->alloc_bytes += j->info.est_bytes;
+		rs->alloc_objects += j->info.est_objects;
+	}
+}
+
+struct block_set {
+	struct mt_itab index;      /* (pid, category, addr, ts) -> index */
+	size_t b0, cap;
+	bool *dead;                /* freed by T0 (journal) */
+	size_t ndead_cap;
+};
+
+static int add_block(struct mt_raw_profile *raw, struct block_set *bs,
+		     const struct mt_journal *j)
+{
+	struct mt_raw_block *b;
+
+	if (raw->nblocks + 1 > bs->cap) {
+		size_t ncap = (raw->nblocks + 1) * 2;
+
+		b = realloc(raw->blocks, ncap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		raw->blocks = b;
+		bs->cap = ncap;
+	}
+	b = &raw->blocks[raw->nblocks];
+	*b = (struct mt_raw_block){
+		.pid = j->pid, .category = j->category, .addr = j->addr,
+		.size = j->info.size, .stack_id = j->info.stack_id,
+		.timestamp_ns = j->info.timestamp,
+		.est_bytes = j->info.est_bytes,
+		.est_objects = j->info.est_objects,
+	};
+	raw->nblocks++;
+	return mt_itab_add(&bs->index,
+			   block_hash(j->pid, j->category, j->addr,
+				      j->info.timestamp),
+			   (uint32_t)(raw->nblocks - 1 - bs->b0));
+}
+
+/* Index of the block of record J among those from b0, or -1. */
+static long find_block(const struct mt_raw_profile *raw,
+		       const struct block_set *bs, const struct mt_journal *j)
+{
+	struct find_block f = { raw->blocks + bs->b0, j };
+	uint32_t idx;
+
+	if (!mt_itab_find(&bs->index, block_hash(j->pid, j->category, j->addr,
+						 j->info.timestamp),
+			  same_block, &f, &idx))
+		return -1;
+	return (long)idx;
+}
+
+/*
+ * The blocks held at T0: those read (allocated by T0), those journaled
+ * as allocated by T0 (perhaps stored after their bucket was read), those
+ * freed after T0; less those freed by T0.
+ */
+static int place_blocks(struct mt_snapshot *s, struct mt_raw_profile *raw,
+			struct block_set *bs)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < s->n && !ret; i++) {
+		const struct mt_journal *j = &s->recs[i];
+
+		if (j->info.timestamp <= s->t0_ns && find_block(raw, bs, j) < 0)
+			ret = add_block(raw, bs, j);
+	}
+	/* Then out with those freed by T0 (marked, then compacted). */
+	for (size_t i = 0; i < s->n; i++) {
+		const struct mt_journal *j = &s->recs[i];
+		long idx;
+
+		if (j->kind != MT_JOURNAL_FREE || j->ns > s->t0_ns)
+			continue;
+		idx = find_block(raw, bs, j);
+		if (idx >= 0)
+			raw->blocks[bs->b0 + (size_t)idx].est_objects = UINT64_MAX;
+	}
+	if (!ret) {
+		size_t out = bs->b0;
+
+		for (size_t i = bs->b0; i < raw->nblocks; i++)
+			if (raw->blocks[i].est_objects != UINT64_MAX)
+				raw->blocks[out++] = raw->blocks[i];
+		raw->nblocks = out;
+	}
+	return ret;
+}
+
+/* Everything is read: bring it back to T0 with the journal. */
+static int fix(void *ctx, struct mt_raw_profile *raw, size_t s0, size_t b0)
+{
+	struct mt_snapshot *s = ctx;
+	struct mt_itab stacks = { 0 };
+	struct block_set bs = { .b0 = b0, .cap = raw->nblocks };
+	uint64_t *c = raw->sum.counters;
+	uint64_t read[2][2] = { { 0 } }, now[2][2] = { { 0 } };
+	int ret = 0;
+
+	/* Every program that began while the maps were read has ended, its
+	 * records in the journal (the state stays "journaling"). */
+	set_state(s, s->skel, (s->state ^ MT_JOURNAL_IDX) | MT_JOURNAL_ON);
+	s->state ^= MT_JOURNAL_IDX;
+	drain(s);
+	for (size_t i = s0; i < raw->nstacks && !ret; i++) {
+		const struct mt_raw_stack *rs = &raw->stacks[i];
+
+		read[rs->category == MT_CAT_MMAP][0] += rs->alloc_bytes;
+		read[rs->category == MT_CAT_MMAP][1] += rs->alloc_objects;
+		ret = mt_itab_add(&stacks, triple_hash(rs->pid, rs->category,
+						       rs->stack_id),
+				  (uint32_t)(i - s0));
+	}
+	for (size_t i = b0; i < raw->nblocks && !ret; i++)
+		ret = mt_itab_add(&bs.index,
+				  block_hash(raw->blocks[i].pid,
+					     raw->blocks[i].category,
+					     raw->blocks[i].addr,
+					     raw->blocks[i].timestamp_ns),
+				  (uint32_t)(i - b0));
+	for (size_t i = 0; i < s->n && !ret; i++) {
+		const struct mt_journal *j = &s->recs[i];
+		struct mt_raw_stack *rs;
+
+		if (j->kind == MT_JOURNAL_ALLOC &&
+		    (rs = stack_of(raw, s0, &stacks, j)) != NULL)
+			place_alloc(rs, j, s->t0_ns);
+	}
+	if (!ret)
+		ret = place_blocks(s, raw, &bs);
+	/* The counters' totals: the stacks' at T0, and what no stack kept. */
+	for (size_t i = s0; i < raw->nstacks && !ret; i++) {
+		const struct mt_raw_stack *rs = &raw->stacks[i];
+
+		now[rs->category == MT_CAT_MMAP][0] += rs->alloc_bytes;
+		now[rs->category == MT_CAT_MMAP][1] += rs->alloc_objects;
+	}
+	c[MT_CNT_ALLOC_BYTES] = now[0][0] + minus(c[MT_CNT_ALLOC_BYTES], read[0][0]);
+	c[MT_CNT_ALLOC_OBJECTS] = now[0][1] + minus(c[MT_CNT_ALLOC_OBJECTS], read[0][1]);
+	c[MT_CNT_MMAP_BYTES] = now[1][0] + minus(c[MT_CNT_MMAP_BYTES], read[1][0]);
+	c[MT_CNT_MMAP_OBJECTS] = now[1][1] + minus(c[MT_CNT_MMAP_OBJECTS], read[1][1]);
+	c[MT_CNT_SNAPSHOT_SKEW] += s->skew;
+	mt_itab_free(&stacks);
+	mt_itab_free(&bs.index);
+	return ret ? ret : s->error;
+}
+
+int mt_snapshot_take(struct mt_snapshot *s, struct memleak_bpf *skel,
+		     struct mt_raw_profile *raw)
+{
+	struct mt_collect_live live = { .poll = drain, .fix = fix, .ctx = s };
+	int ret;
+
+	drain(s); /* nothing should be there; whatever is, is old */
+	s->n = 0;
+	s->error = 0;
+	s->skew = 0;
+	s->skel = skel;
+	/* Journal; once every program that began before has ended, every
+	 * change after T0 is in the journal. */
+	s->state ^= MT_JOURNAL_IDX;
+	set_state(s, skel, s->state | MT_JOURNAL_ON);
+	s->t0_ns = now_ns();
+	live.t0_ns = s->t0_ns;
+	ret = mt_collect_live(skel, raw, &live);
+	set_state(s, skel, s->state); /* off (same index: no wait) */
+	s->n = 0;
+	return ret;
+}
+
+void mt_snapshot_free(struct mt_snapshot *s)
+{
+	if (s->rb)
+		ring_buffer__free(s->rb);
+	free(s->recs);
+	memset(s, 0, sizeof(*s));
+}
