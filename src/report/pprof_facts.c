@@ -34,7 +34,7 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 };
 
 /* Facts before the counters: the mark, target, allocator, mmap. */
-enum { C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_COUNTERS };
+enum { C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_DELTA, C_COUNTERS };
 
 size_t mt_facts_count(void)
 {
@@ -69,6 +69,14 @@ int mt_facts_string(const struct mt_summary *sum, size_t i, char **out)
 		return text(out, "allocator", sum->allocator, sizeof(sum->allocator));
 	case C_MMAP:
 		return sum->mmap_traced ? text(out, "mmap", "traced", SIZE_MAX) : 0;
+	case C_DELTA: {
+		char since[32];
+
+		if (!sum->delta)
+			return 0;
+		snprintf(since, sizeof(since), "%.3f", sum->delta_since_s);
+		return text(out, "alloc figures since", since, sizeof(since));
+	}
 	default:
 		break;
 	}
@@ -138,6 +146,15 @@ void mt_facts_read(const char *const *strs, size_t n,
 	if (target)
 		snprintf(sum->target, sizeof(sum->target), "%s", target);
 	sum->mmap_traced = value_of(strs, n, "mmap") != NULL;
+	if (value_of(strs, n, "alloc figures since")) {
+		char *end;
+		double since = strtod(value_of(strs, n, "alloc figures since"), &end);
+
+		if (*end == '\0' && since >= 0 && since < 1e12) {
+			sum->delta = true;
+			sum->delta_since_s = since;
+		}
+	}
 	for (int i = 0; i < MT_CNT__COUNT; i++) {
 		bool ok = !counter_keys[i] ||
 			  number(value_of(strs, n, counter_keys[i]), &v[i]);
