@@ -133,6 +133,8 @@ void mt_reports_now(struct mt_reports *r)
 	struct mt_render_opts ropts = mt_reports_opts(o, false);
 	struct mt_raw_profile raw = { 0 };
 	unsigned seq = r->seq + 1;
+	size_t nblocks, nstacks;
+	double t0, t1;
 	int ret;
 
 	for (size_t i = 0; i < o->noutputs; i++) {
@@ -142,7 +144,9 @@ void mt_reports_now(struct mt_reports *r)
 					sizeof(paths[i])) == 0)
 			outs[i].path = paths[i];
 	}
+	t0 = mt_loop_now();
 	ret = mt_tracer_collect(r->tr, &raw);
+	t1 = mt_loop_now();
 	if (ret) {
 		raw.procs = NULL;
 		mt_raw_profile_free(&raw);
@@ -154,9 +158,15 @@ void mt_reports_now(struct mt_reports *r)
 	r->seq = seq;
 	if (to_stdout(o))
 		separator(&raw);
+	nblocks = raw.nblocks;
+	nstacks = raw.nstacks;
 	if (render(o, &raw, &ropts, o->delta ? &r->delta : NULL, outs,
 		   o->noutputs))
 		r->failed++;
+	if (o->verbose)
+		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms\n",
+			seq, nblocks, nstacks, (t1 - t0) * 1e3,
+			(mt_loop_now() - t1) * 1e3);
 	fflush(stdout);
 	if (o->keep && seq > o->keep)
 		remove_numbered(o, seq - o->keep);
