@@ -12,7 +12,6 @@
 #include "errmsg.h"
 #include "blocks.h"
 #include "filter.h"
-#include "symbolize.h"
 
 struct mt_render_opts mt_reports_opts(const struct mt_options *o,
 				      bool exited_child)
@@ -60,14 +59,15 @@ int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
 
 /* Symbolise RAW and write it to OUTS; RAW is freed, its procs left. */
 static int render(const struct mt_options *o, struct mt_raw_profile *raw,
-		  const struct mt_render_opts *ropts, struct mt_delta *delta,
+		  const struct mt_render_opts *ropts, struct mt_reports *r,
 		  const struct mt_output *outs, size_t nouts)
 {
+	struct mt_delta *delta = r && o->delta ? &r->delta : NULL;
 	struct mt_profile prof = { 0 };
 	int ret;
 
 	mt_raw_profile_filter(raw, o->comm);
-	ret = mt_symbolize(raw, &prof);
+	ret = mt_symbolize_cached(raw, &prof, r ? r->symbols : NULL);
 	if (!ret && delta)
 		ret = mt_delta_apply(delta, raw, &prof);
 	if (!ret)
@@ -160,8 +160,7 @@ void mt_reports_now(struct mt_reports *r)
 		separator(&raw);
 	nblocks = raw.nblocks;
 	nstacks = raw.nstacks;
-	if (render(o, &raw, &ropts, o->delta ? &r->delta : NULL, outs,
-		   o->noutputs))
+	if (render(o, &raw, &ropts, r, outs, o->noutputs))
 		r->failed++;
 	if (o->verbose)
 		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms\n",
@@ -181,8 +180,7 @@ int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
 {
 	if (r->seq && to_stdout(r->o))
 		separator(raw);
-	return render(r->o, raw, ropts, r->o->delta ? &r->delta : NULL,
-		      r->o->outputs, r->o->noutputs);
+	return render(r->o, raw, ropts, r, r->o->outputs, r->o->noutputs);
 }
 
 static void on_interval(void *arg, double now)
@@ -202,6 +200,9 @@ int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
 	memset(r, 0, sizeof(*r));
 	r->o = o;
 	r->tr = tr;
+	/* Only worth keeping when there will be several reports; NULL
+	 * (out of memory) symbolises without. */
+	r->symbols = mt_symcache_new();
 	tr->s.on_report = on_report;
 	tr->s.report_ctx = r;
 	if (o->interval > 0)
@@ -213,4 +214,6 @@ int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
 void mt_reports_free(struct mt_reports *r)
 {
 	mt_delta_free(&r->delta);
+	mt_symcache_free(r->symbols);
+	r->symbols = NULL;
 }

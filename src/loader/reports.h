@@ -14,6 +14,7 @@
 #include "delta.h"
 #include "options.h"
 #include "render.h"
+#include "symbolize.h"
 #include "tracer.h"
 
 struct mt_reports {
@@ -22,6 +23,7 @@ struct mt_reports {
 	unsigned seq;            /* numbered reports written */
 	unsigned failed;         /* of them, how many could not be written */
 	struct mt_delta delta;   /* --delta: the previous report's totals */
+	struct mt_symcache *symbols; /* kept from one report to the next */
 };
 
 /* The report options of O (EXITED_CHILD: every block left is a leak). */

@@ -25,20 +25,40 @@ struct addr_entry {
 	size_t first, count;
 };
 
-struct symbolizer {
-	const struct mt_raw_profile *raw;
-	struct mt_profile *out;
-	size_t frames_cap, samples_cap;
+/* A process's libdwfl session, kept while its files stay the same. */
+struct dwfl_entry {
+	uint32_t pid;
+	uint64_t files;      /* hash of the modules it was opened from */
+	Dwfl *dwfl;          /* NULL until needed */
+};
 
-	Dwfl **dwfls;        /* per raw->procs entry, NULL until needed */
-	size_t *by_pid;      /* indices of raw->procs sorted by pid */
-
-	struct mt_itab frame_tab;  /* over out->frames */
+/*
+ * What symbolising keeps from one profile to the next (struct
+ * mt_symcache): the sessions, the frames found so far (interned) and the
+ * frames each address expands to.
+ */
+struct mt_symcache {
+	struct dwfl_entry *procs;
+	size_t nprocs, procs_cap;
+	struct mt_itab proc_tab;   /* pid -> procs */
+	struct mt_frame *frames;
+	size_t nframes, frames_cap;
+	struct mt_itab frame_tab;  /* over frames */
 	struct mt_itab addr_tab;   /* over addrs */
 	struct addr_entry *addrs;
 	size_t naddrs, addrs_cap;
 	uint32_t *pool;            /* frame indices of cached addresses */
 	size_t npool, pool_cap;
+};
+
+struct symbolizer {
+	const struct mt_raw_profile *raw;
+	struct mt_profile *out;
+	struct mt_symcache *c;
+	size_t samples_cap;
+
+	size_t *entry;       /* per raw->procs entry: its c->procs index */
+	size_t *by_pid;      /* indices of raw->procs sorted by pid */
 
 	struct mt_frame_vec resolved;  /* scratch for mt_resolve_ip */
 	uint32_t *stack;               /* scratch: frames of one sample */
@@ -80,21 +100,110 @@ static int cmp_proc_pid(const void *a, const void *b, void *ctx)
 	return (pa > pb) - (pa < pb);
 }
 
+/* What a process's session is made from: its modules, where they are. */
+static uint64_t files_hash(const struct mt_process *p)
+{
+	uint64_t h = mt_hash_u64(MT_HASH_SEED, p->nmods);
+
+	for (size_t i = 0; p->mods && i < p->nmods; i++) {
+		h = mt_hash_u64(h, p->mods[i].start);
+		h = mt_hash_u64(h, p->mods[i].end);
+		h = mt_hash_u64(h, p->mods[i].bias);
+		h = mt_hash_u64(h, (uint64_t)(uintptr_t)&p->mods[i]);
+	}
+	return h;
+}
+
+struct pid_key {
+	const struct dwfl_entry *procs;
+	uint32_t pid;
+};
+
+static bool pid_eq(const void *ctx, uint32_t idx)
+{
+	const struct pid_key *k = ctx;
+
+	return k->procs[idx].pid == k->pid;
+}
+
+/* Rebuild the address cache without process PID's addresses. */
+static int forget_addrs(struct mt_symcache *c, uint32_t pid)
+{
+	struct mt_itab tab = { 0 };
+	size_t out = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < c->naddrs && !err; i++) {
+		if (c->addrs[i].pid == pid)
+			continue;
+		c->addrs[out] = c->addrs[i];
+		err = mt_itab_add(&tab, mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
+								 c->addrs[out].pid),
+						    c->addrs[out].ip),
+				  (uint32_t)out);
+		out++;
+	}
+	if (err) {
+		mt_itab_free(&tab);
+		return err;
+	}
+	mt_itab_free(&c->addr_tab);
+	c->addr_tab = tab;
+	c->naddrs = out;
+	return 0;
+}
+
+/* The cache entry of process P, made or renewed (its files changed). */
+static int proc_entry(struct mt_symcache *c, const struct mt_process *p,
+		      size_t *idx)
+{
+	struct pid_key k = { c->procs, p->pid };
+	uint64_t files = files_hash(p);
+	uint32_t i;
+	int err;
+
+	if (mt_itab_find(&c->proc_tab, p->pid, pid_eq, &k, &i)) {
+		*idx = i;
+		if (c->procs[i].files == files)
+			return 0;
+		/* New files (a dlopen), or another process with its pid. */
+		mt_proc_dwfl_close(c->procs[i].dwfl);
+		c->procs[i].dwfl = NULL;
+		c->procs[i].files = files;
+		return forget_addrs(c, p->pid);
+	}
+	err = reserve(&c->procs, &c->procs_cap, c->nprocs + 1,
+		      sizeof(*c->procs));
+	if (!err)
+		err = mt_itab_add(&c->proc_tab, p->pid, (uint32_t)c->nprocs);
+	if (err)
+		return err;
+	c->procs[c->nprocs] = (struct dwfl_entry){ p->pid, files, NULL };
+	*idx = c->nprocs++;
+	return 0;
+}
+
 static int index_procs(struct symbolizer *s)
 {
 	size_t n = s->raw->nprocs;
+	int err = 0;
 
 	if (n == 0 || !s->raw->procs)
 		return 0;
-	s->dwfls = calloc(n, sizeof(Dwfl *));
+	s->entry = calloc(n, sizeof(*s->entry));
 	s->by_pid = calloc(n, sizeof(*s->by_pid));
-	if (!s->dwfls || !s->by_pid)
+	if (!s->entry || !s->by_pid)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		s->by_pid[i] = i;
 	qsort_r(s->by_pid, n, sizeof(*s->by_pid), cmp_proc_pid,
 		s->raw->procs);
-	return 0;
+	/* A pid listed twice (system-wide: reused) keeps its last entry's
+	 * files, as find_proc finds that one. */
+	for (size_t i = 0; i < n && !err; i++)
+		err = proc_entry(s->c, &s->raw->procs[s->by_pid[i]],
+				 &s->entry[s->by_pid[i]]);
+	return err;
 }
 
 /* Index into raw->procs of process PID, or -1. */
@@ -119,12 +228,14 @@ static ptrdiff_t find_proc(const struct symbolizer *s, uint32_t pid)
 /* The libdwfl session of raw->procs[I], opened on first use. */
 static int proc_dwfl(struct symbolizer *s, size_t i, Dwfl **dwfl)
 {
-	if (!s->dwfls[i]) {
-		s->dwfls[i] = mt_proc_dwfl_open(&s->raw->procs[i]);
-		if (!s->dwfls[i])
+	struct dwfl_entry *e = &s->c->procs[s->entry[i]];
+
+	if (!e->dwfl) {
+		e->dwfl = mt_proc_dwfl_open(&s->raw->procs[i]);
+		if (!e->dwfl)
 			return -ENOMEM;
 	}
-	*dwfl = s->dwfls[i];
+	*dwfl = e->dwfl;
 	return 0;
 }
 
@@ -205,27 +316,27 @@ static bool frame_eq(const void *ctx, uint32_t idx)
 static int intern_frame(struct symbolizer *s, struct mt_frame *f,
 			uint32_t *idx)
 {
-	struct mt_profile *out = s->out;
+	struct mt_symcache *c = s->c;
 	uint64_t h = mt_frame_hash(f);
-	struct frame_key k = { out->frames, f };
+	struct frame_key k = { c->frames, f };
 
-	if (mt_itab_find(&s->frame_tab, h, frame_eq, &k, idx)) {
+	if (mt_itab_find(&c->frame_tab, h, frame_eq, &k, idx)) {
 		mt_frame_clear(f);
 		return 0;
 	}
-	int err = out->nframes >= UINT32_MAX - 1 ? -EOVERFLOW : 0;
+	int err = c->nframes >= UINT32_MAX - 1 ? -EOVERFLOW : 0;
 
 	if (!err)
-		err = reserve(&out->frames, &s->frames_cap, out->nframes + 1,
-			      sizeof(*out->frames));
+		err = reserve(&c->frames, &c->frames_cap, c->nframes + 1,
+			      sizeof(*c->frames));
 	if (!err)
-		err = mt_itab_add(&s->frame_tab, h, (uint32_t)out->nframes);
+		err = mt_itab_add(&c->frame_tab, h, (uint32_t)c->nframes);
 	if (err) {
 		mt_frame_clear(f);
 		return err;
 	}
-	*idx = (uint32_t)out->nframes;
-	out->frames[out->nframes++] = *f;
+	*idx = (uint32_t)c->nframes;
+	c->frames[c->nframes++] = *f;
 	memset(f, 0, sizeof(*f));
 	return 0;
 }
@@ -261,27 +372,27 @@ static int resolve_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 	if (!err)
 		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
 	if (!err)
-		err = reserve(&s->pool, &s->pool_cap, s->npool + s->resolved.n,
-			      sizeof(*s->pool));
+		err = reserve(&s->c->pool, &s->c->pool_cap, s->c->npool + s->resolved.n,
+			      sizeof(*s->c->pool));
 	if (!err)
-		err = reserve(&s->addrs, &s->addrs_cap, s->naddrs + 1,
-			      sizeof(*s->addrs));
-	if (!err && s->naddrs >= UINT32_MAX - 1)
+		err = reserve(&s->c->addrs, &s->c->addrs_cap, s->c->naddrs + 1,
+			      sizeof(*s->c->addrs));
+	if (!err && s->c->naddrs >= UINT32_MAX - 1)
 		err = -EOVERFLOW;
 	if (!err)
-		err = mt_itab_add(&s->addr_tab, addr_hash(pid, ip),
-				  (uint32_t)s->naddrs);
+		err = mt_itab_add(&s->c->addr_tab, addr_hash(pid, ip),
+				  (uint32_t)s->c->naddrs);
 	if (err) {
 		mt_frame_vec_clear(&s->resolved);
 		return err;
 	}
-	struct addr_entry *e = &s->addrs[s->naddrs++];
+	struct addr_entry *e = &s->c->addrs[s->c->naddrs++];
 
-	*e = (struct addr_entry){ .pid = pid, .ip = ip, .first = s->npool };
+	*e = (struct addr_entry){ .pid = pid, .ip = ip, .first = s->c->npool };
 	/* Interning takes each frame's strings; the vector is then emptied. */
 	for (size_t i = 0; i < s->resolved.n && !err; i++)
-		err = intern_frame(s, &s->resolved.v[i], &s->pool[s->npool++]);
-	e->count = s->npool - e->first;
+		err = intern_frame(s, &s->resolved.v[i], &s->c->pool[s->c->npool++]);
+	e->count = s->c->npool - e->first;
 	mt_frame_vec_clear(&s->resolved);
 	*entry = e;
 	return err;
@@ -291,11 +402,11 @@ static int resolve_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 static int lookup_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 		       uint64_t ip, const struct addr_entry **entry)
 {
-	struct addr_key k = { s->addrs, pid, ip };
+	struct addr_key k = { s->c->addrs, pid, ip };
 	uint32_t idx;
 
-	if (mt_itab_find(&s->addr_tab, addr_hash(pid, ip), addr_eq, &k, &idx)) {
-		*entry = &s->addrs[idx];
+	if (mt_itab_find(&s->c->addr_tab, addr_hash(pid, ip), addr_eq, &k, &idx)) {
+		*entry = &s->c->addrs[idx];
 		return 0;
 	}
 	return resolve_addr(s, proc, pid, ip, entry);
@@ -340,7 +451,7 @@ static int stack_frames(struct symbolizer *s, const struct mt_raw_stack *rs,
 			err = reserve(&s->stack, &s->stack_cap, *n + e->count,
 				      sizeof(*s->stack));
 		if (!err) {
-			memcpy(&s->stack[*n], &s->pool[e->first],
+			memcpy(&s->stack[*n], &s->c->pool[e->first],
 			       e->count * sizeof(*s->stack));
 			*n += e->count;
 		}
@@ -385,30 +496,89 @@ static int add_sample(struct symbolizer *s, const struct mt_raw_stack *rs)
 
 static void symbolizer_free(struct symbolizer *s)
 {
-	if (s->dwfls) {
-		for (size_t i = 0; i < s->raw->nprocs; i++)
-			mt_proc_dwfl_close(s->dwfls[i]);
-	}
-	free(s->dwfls);
+	free(s->entry);
 	free(s->by_pid);
-	mt_itab_free(&s->frame_tab);
-	mt_itab_free(&s->addr_tab);
-	free(s->addrs);
-	free(s->pool);
 	mt_frame_vec_free(&s->resolved);
 	free(s->stack);
 }
 
-int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)
+struct mt_symcache *mt_symcache_new(void)
 {
-	struct symbolizer s = { .raw = raw, .out = out };
+	return calloc(1, sizeof(struct mt_symcache));
+}
+
+void mt_symcache_free(struct mt_symcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nprocs; i++)
+		mt_proc_dwfl_close(c->procs[i].dwfl);
+	for (size_t i = 0; i < c->nframes; i++)
+		mt_frame_clear(&c->frames[i]);
+	free(c->procs);
+	free(c->frames);
+	free(c->addrs);
+	free(c->pool);
+	mt_itab_free(&c->proc_tab);
+	mt_itab_free(&c->frame_tab);
+	mt_itab_free(&c->addr_tab);
+	free(c);
+}
+
+static char *dup_or_null(const char *str, int *err)
+{
+	char *d = str ? strdup(str) : NULL;
+
+	if (str && !d)
+		*err = -ENOMEM;
+	return d;
+}
+
+/* OUT's frames: the cache's (copied when it is kept, else taken). */
+static int give_frames(struct mt_symcache *c, struct mt_profile *out,
+		       bool keep)
+{
+	int err = 0;
+
+	if (!keep) {
+		out->frames = c->frames;
+		out->nframes = c->nframes;
+		c->frames = NULL;
+		c->nframes = c->frames_cap = 0;
+		return 0;
+	}
+	out->frames = calloc(c->nframes + 1, sizeof(*out->frames));
+	if (!out->frames)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nframes && !err; i++) {
+		struct mt_frame *f = &out->frames[i];
+
+		*f = c->frames[i];
+		f->function = dup_or_null(c->frames[i].function, &err);
+		f->file = dup_or_null(c->frames[i].file, &err);
+		f->decl_file = dup_or_null(c->frames[i].decl_file, &err);
+		f->module = dup_or_null(c->frames[i].module, &err);
+		out->nframes = i + 1;
+	}
+	return err;
+}
+
+int mt_symbolize_cached(const struct mt_raw_profile *raw,
+			struct mt_profile *out, struct mt_symcache *cache)
+{
+	struct mt_symcache *c = cache ? cache : mt_symcache_new();
+	struct symbolizer s = { .raw = raw, .out = out, .c = c };
 	int err;
 
 	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	if (!raw)
-		return -EINVAL;
+		err = -EINVAL;
+	else
+		memset(out, 0, sizeof(*out));
+	if (!out || !raw || !c) {
+		if (!cache)
+			mt_symcache_free(c);
+		return !out || !raw ? -EINVAL : -ENOMEM;
+	}
 	out->sum = raw->sum;
 	err = index_procs(&s);
 	if (!err)
@@ -417,8 +587,17 @@ int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)
 		err = copy_maps(&s);
 	for (size_t i = 0; !err && raw->stacks && i < raw->nstacks; i++)
 		err = add_sample(&s, &raw->stacks[i]);
+	if (!err)
+		err = give_frames(c, out, cache != NULL);
 	symbolizer_free(&s);
+	if (!cache)
+		mt_symcache_free(c);
 	if (err)
 		mt_profile_free(out);
 	return err;
+}
+
+int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)
+{
+	return mt_symbolize_cached(raw, out, NULL);
 }

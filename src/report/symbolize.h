@@ -17,4 +17,25 @@
  */
 int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out);
 
+/*
+ * What symbolising one profile learns (each process's libdwfl session,
+ * the frames of every address) kept for the next: a trace's tenth report
+ * costs far less than its first.  A process whose files changed (a
+ * dlopen; another process with its pid) has its session and addresses
+ * made anew.
+ */
+struct mt_symcache;
+
+struct mt_symcache *mt_symcache_new(void);
+void mt_symcache_free(struct mt_symcache *c);
+
+/*
+ * mt_symbolize with CACHE (NULL: none).  The processes' modules must stay
+ * in place (same mt_module addresses) while the cache keeps their session,
+ * or change their start/end/bias or count; OUT's frames are the cache's
+ * frames so far, copied.
+ */
+int mt_symbolize_cached(const struct mt_raw_profile *raw,
+			struct mt_profile *out, struct mt_symcache *cache);
+
 #endif /* MEMTRACE_SYMBOLIZE_H */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "self_profile.h"
+#include "frame.h"
 #include "symbolize.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -317,6 +318,55 @@ static void test_empty_and_errors(void **state)
 	mt_raw_profile_free(&fx->raw);
 }
 
+/*
+ * A cache kept from one profile to the next: the same frames as without
+ * it; a second profile that adds a stack keeps the first's frames at their
+ * indices; a process whose files changed is symbolised anew (here its one
+ * module moved: nothing resolves, and nothing stale is reused).
+ */
+static void test_cache(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_symcache *c = mt_symcache_new();
+	struct mt_profile plain = { 0 }, again = { 0 }, moved = { 0 };
+	struct stack s = { 0 }, t = { 0 };
+	struct mt_process *self;
+
+	assert_non_null(c);
+	outer(&s);
+	other_outer(&t);
+	self = add_self(&fx->raw);
+	add_stack(&fx->raw, (uint32_t)getpid(), 1, s.ips, 2);
+	assert_int_equal(mt_symbolize(&fx->raw, &plain), 0);
+	assert_int_equal(mt_symbolize_cached(&fx->raw, &fx->out, c), 0);
+	assert_int_equal(fx->out.nframes, plain.nframes);
+	for (size_t i = 0; i < plain.nframes; i++)
+		assert_true(mt_frame_same(&fx->out.frames[i], &plain.frames[i]));
+	assert_frame(frame_of(&fx->out, 0, 1), "outer", s.lines[1], OUTER_DECL,
+		     false);
+
+	add_stack(&fx->raw, (uint32_t)getpid(), 2, t.ips, 2);
+	assert_int_equal(mt_symbolize_cached(&fx->raw, &again, c), 0);
+	assert_int_equal(again.nsamples, 2);
+	assert_true(again.samples[0].frames[1] == fx->out.samples[0].frames[1]);
+	assert_string_equal(frame_of(&again, 1, 1)->function, "other_outer");
+	assert_int_equal(frame_of(&again, 1, 1)->line, t.lines[1]);
+	assert_string_equal(frame_of(&again, 1, 0)->function, "inner");
+
+	/* The executable "moved": every address now lies outside it. */
+	self->mods[0].start += 1ULL << 40;
+	self->mods[0].end += 1ULL << 40;
+	self->mods[0].bias += 1ULL << 40;
+	assert_int_equal(mt_symbolize_cached(&fx->raw, &moved, c), 0);
+	assert_int_equal(moved.nsamples, 2);
+	assert_true(frame_of(&moved, 0, 0)->unresolved);
+	mt_profile_free(&plain);
+	mt_profile_free(&again);
+	mt_profile_free(&moved);
+	mt_symcache_free(c);
+	mt_symcache_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_module_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_and_errors, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("symbolize", tests, NULL, NULL);
