@@ -128,21 +128,24 @@ static void put_text(FILE *out, const char *s, size_t max)
 	}
 }
 
-/* S as a label W pixels wide: whole, cut short with "..", or nothing. */
+/*
+ * S as a label W pixels wide: whole if it fits, else cut short with ".."
+ * when at least 3 of its characters fit before that, else nothing.
+ */
 static void put_label(FILE *out, const char *s, double w)
 {
 	double fit = floor((w - 6) / CHAR_W);
 	size_t n;
 
-	if (fit < 3)
+	if (fit < 1)
 		return;
 	n = fit > 1e6 ? 1000000 : (size_t)fit;
 	if (text_chars(s) <= n) {
 		put_text(out, s, SIZE_MAX);
-		return;
+	} else if (n >= 5) {
+		put_text(out, s, n - 2);
+		fputs("..", out);
 	}
-	put_text(out, s, n - 2);
-	fputs("..", out);
 }
 
 /* --- values ------------------------------------------------------------- */

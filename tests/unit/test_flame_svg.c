@@ -370,7 +370,8 @@ static void test_labels(void **state)
 	wide = add_frame(&p, longname, 2);
 	narrow = add_frame(&p, "narrow_function", 3);
 	add_sample(&p, 1, FRAMES(wide, main_), 100000);
-	/* 19.9 px: floor(13.9 / 7.25) = 1 character, too few: no label. */
+	/* 19.9 px: floor(13.9 / 7.25) = 1 character: no label (a cut one
+	 * shows 3 characters and ".." at least). */
 	add_sample(&p, 1, FRAMES(narrow, main_), 1715);
 	render(&p, MT_INUSE_SPACE, &s);
 	for (int i = 0; i < 157; i++)
@@ -381,6 +382,26 @@ static void test_labels(void **state)
 	free(label);
 	label = label_of(&s, "narrow_function");
 	assert_string_equal(label, "");
+	free(label);
+	svg_free(&s);
+	mt_profile_free(&p);
+
+	/* 1 px per 1000: 38 px hold 4 characters, 45 px 5. */
+	memset(&p, 0, sizeof(p));
+	main_ = add_frame(&p, "main", 1);
+	add_sample(&p, 1, FRAMES(add_frame(&p, "ab", 2), main_), 38000);
+	add_sample(&p, 1, FRAMES(add_frame(&p, "abcdefghij", 3), main_), 38000);
+	add_sample(&p, 1, FRAMES(add_frame(&p, "klmnopqrst", 4), main_), 45000);
+	add_sample(&p, 1, FRAMES(add_frame(&p, "rest", 5), main_), 1180000 - 121000);
+	render(&p, MT_INUSE_SPACE, &s);
+	label = label_of(&s, "ab");
+	assert_string_equal(label, "ab");
+	free(label);
+	label = label_of(&s, "abcdefghij");
+	assert_string_equal(label, "");
+	free(label);
+	label = label_of(&s, "klmnopqrst");
+	assert_string_equal(label, "klm..");
 	free(label);
 	svg_free(&s);
 	mt_profile_free(&p);
