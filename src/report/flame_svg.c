@@ -350,10 +350,10 @@ int mt_write_flame_svg(FILE *out, const struct mt_profile *p,
 	put_head(&d, ndrawn, elided);
 	if (t.total > 0) {
 		fputs("<g id=\"frames\">\n", out);
-		/* Parents before children, siblings by name. */
+		/* Depth first, siblings by name. */
 		for (size_t i = 0; i < t.nnodes; i++)
-			if (drawn(&t, &t.nodes[t.order[i]]))
-				put_frame(&d, &t.nodes[t.order[i]]);
+			if (drawn(&t, &t.nodes[i]))
+				put_frame(&d, &t.nodes[i]);
 		fputs("</g>\n", out);
 	} else {
 		put_nothing(&d);

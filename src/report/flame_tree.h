@@ -28,20 +28,16 @@ struct mt_flame_node {
 	uint32_t name;        /* index into mt_flame_tree.names */
 	uint32_t parent;      /* MT_FLAME_NONE for the root */
 	uint32_t depth;       /* 0 for the root */
-	uint32_t child;       /* first child in mt_flame_tree.order, or NONE */
-	uint32_t nchildren;
 	enum mt_flame_kind kind;
 	int64_t value;        /* the metric over the subtree (saturating) */
-	int64_t x;            /* sum of the values of the siblings before it
-			       * and of its parent's x: its left edge */
+	int64_t x;            /* its left edge: its parent's x plus the
+			       * values of the siblings before it */
 };
 
 struct mt_flame_tree {
-	struct mt_flame_node *nodes;  /* nodes[0] is the root; a parent's
-				       * index is below its children's */
+	struct mt_flame_node *nodes;  /* depth first from nodes[0], the root;
+				       * siblings by name (byte order) */
 	size_t nnodes;
-	uint32_t *order;      /* node indices, children of a node together,
-			       * by name (byte order) */
 	char **names;         /* distinct frame names, as in the profile */
 	size_t nnames;
 	uint32_t max_depth;

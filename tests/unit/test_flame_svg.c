@@ -195,22 +195,19 @@ static void test_totals_and_merging(void **state)
 	assert_int_equal(t.nstacks, 3);
 	assert_int_equal(t.nnodes, 6);   /* all, main, a, x, y, b */
 	assert_int_equal(t.max_depth, 3);
-	/* Children by name, left to right: main's a (x 0) then b (x 150). */
-	for (size_t i = 0; i < t.nnodes; i++) {
-		const struct mt_flame_node *n = &t.nodes[i];
-		const char *name = t.names[n->name];
+	/* Depth first, children by name: main's a (x 0), then b (x 150). */
+	{
+		static const struct { const char *name; uint32_t parent; int64_t value, x; } want[] = {
+			{ "all", MT_FLAME_NONE, 175, 0 }, { "main", 0, 175, 0 },
+			{ "a", 1, 150, 0 }, { "x", 2, 100, 0 }, { "y", 2, 50, 100 },
+			{ "b", 1, 25, 150 },
+		};
 
-		if (strcmp(name, "a") == 0) {
-			assert_int_equal(n->value, 150);
-			assert_int_equal(n->x, 0);
-			assert_int_equal(n->nchildren, 2);
-			assert_string_equal(t.names[t.nodes[t.order[n->child]].name], "x");
-			assert_string_equal(t.names[t.nodes[t.order[n->child + 1]].name], "y");
-		} else if (strcmp(name, "b") == 0) {
-			assert_int_equal(n->value, 25);
-			assert_int_equal(n->x, 150);
-		} else if (strcmp(name, "y") == 0) {
-			assert_int_equal(n->x, 100);
+		for (size_t i = 0; i < t.nnodes; i++) {
+			assert_string_equal(t.names[t.nodes[i].name], want[i].name);
+			assert_int_equal(t.nodes[i].parent, want[i].parent);
+			assert_int_equal(t.nodes[i].value, want[i].value);
+			assert_int_equal(t.nodes[i].x, want[i].x);
 		}
 	}
 	mt_flame_tree_free(&t);
@@ -505,16 +502,26 @@ static void test_many_stacks(void **state)
 		assert_true(n->x >= par->x && n->x + n->value <= par->x + par->value);
 		kids[n->parent] += n->value;
 	}
-	for (size_t i = 0; i < t.nnodes; i++) {
+	for (size_t i = 0; i < t.nnodes; i++)
 		assert_true(kids[i] <= t.nodes[i].value);
-		/* Children one after the other from the parent's left edge. */
-		for (uint32_t c = 0; c < t.nodes[i].nchildren; c++) {
-			const struct mt_flame_node *n = &t.nodes[t.order[t.nodes[i].child + c]];
-			const struct mt_flame_node *prev = c ? &t.nodes[t.order[t.nodes[i].child + c - 1]] : NULL;
+	/* Depth first: a node's children follow it, each subtree whole, one
+	 * after the other from its left edge, by name; no name twice. */
+	for (size_t i = 0; i < t.nnodes; i++) {
+		int64_t x = t.nodes[i].x;
+		const char *prev = NULL;
 
-			assert_int_equal(n->parent, i);
-			assert_int_equal(n->x, prev ? prev->x + prev->value : t.nodes[i].x);
+		for (size_t c = i + 1; c < t.nnodes && t.nodes[c].depth > t.nodes[i].depth; c++) {
+			if (t.nodes[c].parent != i)
+				continue;
+			assert_int_equal(t.nodes[c].x, x);
+			x += t.nodes[c].value;
+			kids[i] -= t.nodes[c].value;
+			if (prev)
+				assert_true(strcmp(prev, t.names[t.nodes[c].name]) < 0);
+			prev = t.names[t.nodes[c].name];
 		}
+		assert_true(x <= t.nodes[i].x + t.nodes[i].value);
+		assert_int_equal(kids[i], 0);  /* every child was in the range */
 	}
 	render(&p, MT_INUSE_SPACE, &s);
 	assert_int_equal(s.stats.drawn + s.stats.elided, t.nnodes);
