@@ -12,6 +12,7 @@ PKGS=(
 	libjemalloc-dev libgoogle-perftools-dev
 	gawk sqlite3 libc6-dbg
 	man-db bash-completion
+	chromium  # headless, loads the SVG memtrace writes (tests/integration/browser.py)
 )
 
 missing=()

@@ -21,7 +21,7 @@ enum {
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
-	OPT_MAX_MEMORY, OPT_BASE,
+	OPT_MAX_MEMORY, OPT_BASE, OPT_SVG,
 	OPT_COUNT, OPT_KEEP, OPT_DELTA,
 };
 
@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
 	{ "leaks", optional_argument, NULL, OPT_LEAKS },
 	{ "raw", optional_argument, NULL, OPT_RAW },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
@@ -146,6 +147,9 @@ static void usage(FILE *f)
 "      --raw[=FILE]       every stack with raw frames and totals\n"
 "      --pprof FILE       gzipped pprof profile (go tool pprof reads it);\n"
 "                         also chosen by -o FILE.pb.gz\n"
+"      --svg FILE         interactive flame graph of --metric, one SVG file\n"
+"                         for any browser (click to zoom, search); also\n"
+"                         chosen by -o FILE.svg\n"
 "  -o, --output FILE      where the formats without =FILE go\n"
 "      --comm NAME        only the processes named NAME (system-wide);\n"
 "                         with report, -p PID picks one process too\n"
@@ -175,7 +179,7 @@ static void usage(FILE *f)
 "  sudo memtrace -p PID -d 60 -s 512K\n"
 "  sudo memtrace -- ./prog --port 8080\n"
 "  sudo memtrace -p PID --leaks -o report.txt\n"
-"  sudo memtrace -p PID --folded | flamegraph.pl --countname=bytes > out.svg\n"
+"  sudo memtrace -p PID -d 60 --svg heap.svg\n"
 "  sudo memtrace -p PID -d 30 --pprof heap.pb.gz --folded=heap.folded\n"
 "  memtrace report heap.pb.gz --metric alloc_space\n"
 "\n"
@@ -379,6 +383,8 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return add_output(o, MT_FMT_RAW, arg);
 	case OPT_PPROF:
 		return add_output(o, MT_FMT_PPROF, arg);
+	case OPT_SVG:
+		return add_output(o, MT_FMT_SVG, arg);
 	case OPT_BASE:
 		o->base = arg;
 		return 0;
@@ -454,8 +460,10 @@ static int resolve_outputs(struct mt_options *o)
 	if (!primary && (o->noutputs == 0 || o->output)) {
 		bool pb = o->output && (ends_with(o->output, ".pb.gz") ||
 					ends_with(o->output, ".pb"));
+		bool svg = o->output && ends_with(o->output, ".svg");
 
-		if (add_output(o, pb ? MT_FMT_PPROF : MT_FMT_TEXT, o->output))
+		if (add_output(o, pb ? MT_FMT_PPROF : svg ? MT_FMT_SVG : MT_FMT_TEXT,
+			       o->output))
 			return -1;
 	}
 	for (size_t i = 0; i < o->noutputs; i++) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "flame_svg.h"
 #include "folded.h"
 #include "outfile.h"
 #include "pprof_write.h"
@@ -15,6 +16,12 @@
 static bool same_dest(const char *a, const char *b)
 {
 	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* A document that cannot follow another in one file. */
+static bool alone(enum mt_format fmt)
+{
+	return fmt == MT_FMT_PPROF || fmt == MT_FMT_SVG;
 }
 
 static int write_one(FILE *f, const struct mt_output *out,
@@ -31,6 +38,8 @@ static int write_one(FILE *f, const struct mt_output *out,
 		return mt_write_leaks(f, p, &o->leaks);
 	case MT_FMT_RAW:
 		return raw ? mt_write_raw(f, raw, p) : -EINVAL;
+	case MT_FMT_SVG:
+		return mt_write_flame_svg(f, p, o->text.metric, NULL);
 	case MT_FMT_PPROF:
 		break;
 	}
@@ -102,8 +111,8 @@ int mt_render(const struct mt_output *outs, size_t n,
 			continue;
 		}
 		/* Only the first output to a destination opens it. */
-		for (size_t j = 0; j < i && first; j++)
-			if (outs[j].fmt != MT_FMT_PPROF &&
+		for (size_t j = 0; j < i && first && !alone(outs[i].fmt); j++)
+			if (!alone(outs[j].fmt) &&
 			    same_dest(outs[j].path, outs[i].path))
 				first = false;
 		if (!first)
@@ -112,8 +121,8 @@ int mt_render(const struct mt_output *outs, size_t n,
 		if (ret)
 			return fail(outs[i].path, ret);
 		for (size_t j = i; j < n && ret == 0; j++) {
-			if (outs[j].fmt == MT_FMT_PPROF ||
-			    !same_dest(outs[j].path, outs[i].path))
+			if (j > i && (alone(outs[i].fmt) || alone(outs[j].fmt) ||
+				      !same_dest(outs[j].path, outs[i].path)))
 				continue;
 			if (j > i)
 				fputc('\n', f);

@@ -11,7 +11,10 @@
 #include "profile.h"
 #include "text.h"
 
-enum mt_format { MT_FMT_TEXT, MT_FMT_FOLDED, MT_FMT_LEAKS, MT_FMT_RAW, MT_FMT_PPROF };
+enum mt_format {
+	MT_FMT_TEXT, MT_FMT_FOLDED, MT_FMT_LEAKS, MT_FMT_RAW, MT_FMT_PPROF,
+	MT_FMT_SVG,  /* a flame graph: a document of its own, never shared */
+};
 
 struct mt_output {
 	enum mt_format fmt;
@@ -19,13 +22,14 @@ struct mt_output {
 };
 
 struct mt_render_opts {
-	struct mt_text_opts text;   /* its metric also serves --folded */
+	struct mt_text_opts text;   /* its metric also serves --folded, --svg */
 	struct mt_leak_opts leaks;
 };
 
 /*
  * Write P in each of OUTS.  RAW (may be NULL) is needed by MT_FMT_RAW.
- * Outputs sharing a destination are written to it one after the other.
+ * Text outputs sharing a destination are written to it one after the
+ * other; a pprof profile or an SVG is a file of its own.
  * Prints a one-line error and returns -1 when something cannot be written.
  */
 int mt_render(const struct mt_output *outs, size_t n,

@@ -15,7 +15,8 @@ UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 # src/report modules the tests exercise (and what those depend on).
 UNIT_REPORT := units profile frame itab cu_index sym_index proc_dwfl resolve symbolize stacks blocks \
                text text_fmt text_funcs text_procs text_stacks outfile \
-               build_id local_elf maps_text heap_text tcmalloc_read jemalloc_read go_text_read
+               build_id local_elf maps_text heap_text tcmalloc_read jemalloc_read go_text_read \
+               flame_tree flame_svg flame_svg_script
 
 UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
 UNIT_CXXFLAGS := -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer
