@@ -200,20 +200,31 @@ __attribute__((noinline)) static void *step(int depth, unsigned idx)
 	return p;
 }
 
+static uint64_t n_blocks, hold_ms;
+
 static int stacks_mode(uint64_t k, int fd)
 {
+	uint64_t nb = n_blocks ? n_blocks : k;
 	int depth = 0;
 	while (depth < 32 && (1ULL << depth) < k)
 		depth++;
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	/* Kept, not freed: in use at exit, so the default report covers them. */
-	void **blocks = mmap(NULL, k * sizeof(void *), PROT_READ | PROT_WRITE,
+	void **blocks = mmap(NULL, nb * sizeof(void *), PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (blocks == MAP_FAILED)
 		die("mmap");
-	for (uint64_t i = 0; i < k; i++)
-		blocks[i] = step(depth, (unsigned)i);
+	/* Block i from stack i % k: --blocks B spreads B blocks over them. */
+	for (uint64_t i = 0; i < nb; i++)
+		blocks[i] = step(depth, (unsigned)(i % k));
 	uint64_t t1 = clock_ns(CLOCK_MONOTONIC);
+	/* --hold MS: keep them that long (reports taken meanwhile). */
+	if (hold_ms) {
+		struct timespec ts = { (time_t)(hold_ms / 1000),
+				       (long)(hold_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
@@ -251,7 +262,7 @@ static void usage(void)
 {
 	static const char text[] =
 		"usage: churn [-t THREADS] [-n OPS_PER_THREAD] [-w SLOTS] [-s SEED] [-o FILE]\n"
-		"       churn --stacks K [-o FILE]\n"
+		"       churn --stacks K [--blocks B] [--hold MS] [-o FILE]\n"
 		"Defaults: -t 2 -n 400000 -w 4096 -s 1.  Prints one line, churn: key=value ...\n";
 	if (write(2, text, sizeof(text) - 1) < 0)
 		_exit(3);
@@ -282,6 +293,10 @@ int main(int argc, char **argv)
 			out = v;
 		else if (!strcmp(a, "--stacks"))
 			stacks = parse_u64(v, "--stacks");
+		else if (!strcmp(a, "--blocks"))
+			n_blocks = parse_u64(v, "--blocks");
+		else if (!strcmp(a, "--hold"))
+			hold_ms = parse_u64(v, "--hold");
 		else
 			usage();
 		i++;
