@@ -450,7 +450,7 @@ static int stack_frames(struct symbolizer *s, const struct mt_raw_stack *rs,
 		if (!err)
 			err = reserve(&s->stack, &s->stack_cap, *n + e->count,
 				      sizeof(*s->stack));
-		if (!err) {
+		if (!err && e->count) {
 			memcpy(&s->stack[*n], &s->c->pool[e->first],
 			       e->count * sizeof(*s->stack));
 			*n += e->count;
@@ -566,19 +566,19 @@ static int give_frames(struct mt_symcache *c, struct mt_profile *out,
 int mt_symbolize_cached(const struct mt_raw_profile *raw,
 			struct mt_profile *out, struct mt_symcache *cache)
 {
-	struct mt_symcache *c = cache ? cache : mt_symcache_new();
-	struct symbolizer s = { .raw = raw, .out = out, .c = c };
+	struct mt_symcache *c;
+	struct symbolizer s = { .raw = raw, .out = out };
 	int err;
 
 	if (!out)
-		err = -EINVAL;
-	else
-		memset(out, 0, sizeof(*out));
-	if (!out || !raw || !c) {
-		if (!cache)
-			mt_symcache_free(c);
-		return !out || !raw ? -EINVAL : -ENOMEM;
-	}
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!raw)
+		return -EINVAL;
+	c = cache ? cache : mt_symcache_new();
+	if (!c)
+		return -ENOMEM;
+	s.c = c;
 	out->sum = raw->sum;
 	err = index_procs(&s);
 	if (!err)
