@@ -11,10 +11,11 @@
  *
  * Maps: "allocs" (outstanding blocks), "stats" (per process and stack
  * allocation totals), "stacks" (user stacks by hash), "inflight"
- * (per-thread call state) and "counters" (totals and drop counters, per
- * CPU).  A free only deletes its block from "allocs": what each stack
- * still holds is the sum of its outstanding blocks, and the loader
- * derives what was freed from it.
+ * (per-thread call state), "counters" (totals and drop counters, per
+ * CPU) and "sizes" (what was allocated, by size class, per CPU).  A free
+ * only deletes its block from "allocs": what each stack still holds is
+ * the sum of its outstanding blocks, and the loader derives what was
+ * freed from it.
  *
  * With -s (sample_bytes), only the allocations a per-thread Poisson
  * process picks are recorded, each counting for the estimate it stands
@@ -27,6 +28,7 @@
 #include <bpf/bpf_tracing.h>
 #include "memleak.h"
 #include "sampling.h"
+#include "size_class.h"
 
 #define EEXIST 17
 #define MT_MAP_ANONYMOUS 0x20
@@ -144,6 +146,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/* The size histogram: entries MT_SIZE_INDEX(category, class). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_SIZE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct mt_size_count);
+} sizes SEC(".maps");
 
 static __always_inline void count(enum mt_counter c, __u64 v)
 {
@@ -355,6 +365,20 @@ static __always_inline void estimate(struct mt_alloc_info *info, __u64 size)
 	count(MT_CNT_SAMPLES, 1);
 }
 
+/* A new block of category CAT in the size histogram, as it counts in the
+ * totals (INFO's estimate). */
+static __always_inline void count_size(__u32 cat,
+				       const struct mt_alloc_info *info)
+{
+	__u32 key = MT_SIZE_INDEX(cat, mt_size_class(info->size));
+	struct mt_size_count *c = bpf_map_lookup_elem(&sizes, &key);
+
+	if (c) {
+		__sync_fetch_and_add(&c->objects, info->est_objects);
+		__sync_fetch_and_add(&c->bytes, info->est_bytes);
+	}
+}
+
 static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 					 __u64 size, __u32 cat, __u64 now)
 {
@@ -369,6 +393,7 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 	__u64 stat_count = 0;
 
 	estimate(&info, size);
+	count_size(cat, &info);
 	/* A block at the same address is replaced: it was released by a path
 	 * not seen, and leaving the outstanding blocks counts it as freed. */
 	if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY))

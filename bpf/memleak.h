@@ -56,6 +56,25 @@ enum mt_category {
 	MT_CAT_HEAP = 0,
 	MT_CAT_MMAP = 1,
 };
+#define MT_NCATEGORIES 2
+
+/*
+ * The size histogram (the per-CPU "sizes" array): what was allocated, by
+ * category and power-of-two class of the size asked for (bpf/size_class.h):
+ * class 0 is size 0, class k sizes 2^(k-1) to 2^k - 1, the last class
+ * 2^MT_SIZE_LAST_SHIFT (1 GiB) and more.  Entry MT_SIZE_INDEX(cat, class)
+ * adds up est_objects and est_bytes (struct mt_alloc_info), as the totals
+ * do: estimates when sampling.
+ */
+#define MT_SIZE_LAST_SHIFT 30
+#define MT_SIZE_CLASSES (MT_SIZE_LAST_SHIFT + 2)
+#define MT_SIZE_INDEX(cat, cls) ((cat) * MT_SIZE_CLASSES + (cls))
+#define MT_SIZE_ENTRIES (MT_NCATEGORIES * MT_SIZE_CLASSES)
+
+struct mt_size_count {
+	__u64 objects;
+	__u64 bytes;
+};
 
 /* Indices into the per-CPU "counters" array. */
 enum mt_counter {

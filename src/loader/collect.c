@@ -46,6 +46,36 @@ static int read_counters(struct memleak_bpf *skel, uint64_t *out)
 	return 0;
 }
 
+/* The size histogram ("sizes", per CPU) summed over CPUs into OUT. */
+static int read_sizes(struct memleak_bpf *skel,
+		      struct mt_size_count out[MT_NCATEGORIES][MT_SIZE_CLASSES])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(skel->maps.sizes);
+	struct mt_size_count *vals;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 cat = 0; cat < MT_NCATEGORIES; cat++) {
+		for (__u32 k = 0; k < MT_SIZE_CLASSES; k++) {
+			__u32 key = MT_SIZE_INDEX(cat, k);
+
+			out[cat][k] = (struct mt_size_count){ 0 };
+			if (bpf_map_lookup_elem(fd, &key, vals))
+				continue;
+			for (int c = 0; c < ncpus; c++) {
+				out[cat][k].objects += vals[c].objects;
+				out[cat][k].bytes += vals[c].bytes;
+			}
+		}
+	}
+	free(vals);
+	return 0;
+}
+
 /* Grow *v (of *cap elements of SIZE bytes) so that index N fits. */
 static int reserve(void **v, size_t *cap, size_t n, size_t size)
 {
@@ -421,6 +451,8 @@ int mt_collect_live(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 	struct stack_table table = { 0 };
 	int ret = read_counters(skel, raw->sum.counters);
 
+	if (!ret)
+		ret = read_sizes(skel, raw->sum.sizes);
 	/* Every stack is wanted: one pass over the stacks map in batches. */
 	if (!ret)
 		ret = mt_map_walk(bpf_map__fd(skel->maps.stacks), sizeof(__u64),

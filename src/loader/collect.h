@@ -17,8 +17,8 @@ void mt_collect_start(struct memleak_bpf *skel);
 void mt_collect_stop(struct memleak_bpf *skel);
 
 /*
- * Fill raw->sum.counters (but the frees: mt_collect_count_frees), raw->stacks
- * and raw->blocks from the maps of SKEL; each stack's frees are what it
+ * Fill raw->sum.counters (but the frees: mt_collect_count_frees),
+ * raw->sum.sizes, raw->stacks and raw->blocks from the maps of SKEL; each stack's frees are what it
  * allocated less what its blocks hold.  raw->procs and the rest of raw->sum are left to the caller.
  * Returns 0 or -errno.
  */

@@ -176,6 +176,12 @@ static void subtract_summary(struct mt_summary *sum, const struct mt_summary *b,
 	/* Unsigned: a negative difference wraps, and prints as negative. */
 	for (int i = 0; i < MT_CNT__COUNT; i++)
 		sum->counters[i] -= b->counters[i];
+	for (int c = 0; c < MT_NCATEGORIES; c++) {
+		for (int k = 0; k < MT_SIZE_CLASSES; k++) {
+			sum->sizes[c][k].objects -= b->sizes[c][k].objects;
+			sum->sizes[c][k].bytes -= b->sizes[c][k].bytes;
+		}
+	}
 	sum->missing |= b->missing & ~(unsigned)MT_FACT_DURATION;
 	if (strcmp(sum->allocator, b->allocator) != 0 &&
 	    !(b->missing & MT_FACT_ALLOCATOR)) {

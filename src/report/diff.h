@@ -12,8 +12,9 @@
 /*
  * Subtract BASE from P: samples with the same frames (whatever their
  * process) are one sample whose values are P's less BASE's; BASE's other
- * samples are added with their values negated.  The header's counters are
- * subtracted too (they may go negative, and print so); a fact BASE does
+ * samples are added with their values negated.  The header's counters and
+ * the size histogram are subtracted too (they may go negative, and print
+ * so); a fact BASE does
  * not record is not recorded; duration and sampling stay P's; the target
  * and allocator say what was subtracted.  BASE is left as it was.  Returns
  * 0 or -ENOMEM (P is then partly subtracted: free it).

@@ -86,6 +86,8 @@ int mt_profile_filter(struct mt_profile *p, uint32_t pid, const char *comm)
 	}
 	p->nprocs = n;
 	recount(p);
+	/* The histogram counts every process: it cannot be split. */
+	p->sum.missing |= MT_FACT_SIZES;
 	return 0;
 }
 
@@ -100,6 +102,7 @@ void mt_raw_profile_filter(struct mt_raw_profile *raw, const char *comm)
 
 	if (!comm)
 		return;
+	raw->sum.missing |= MT_FACT_SIZES;  /* of every process */
 	for (size_t i = 0; i < raw->nstacks; i++) {
 		if (strcmp(raw_comm_of(raw, raw->stacks[i].pid), comm) == 0)
 			raw->stacks[n++] = raw->stacks[i];

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "size_class.h"
 
 /* Every counter of bpf/memleak.h, with its key (a counter without one is
  * not kept: test_pprof's round trip of every counter fails). */
@@ -33,12 +34,27 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_SNAPSHOT_SKEW] = "snapshot skew",
 };
 
-/* Facts before the counters: the mark, target, allocator, mmap. */
-enum { C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_DELTA, C_COUNTERS };
+/* Facts before the counters: the mark, target, allocator, mmap, delta; after
+ * them, the size histogram's mark, then its classes. */
+enum {
+	C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_DELTA, C_COUNTERS,
+	C_SIZES = C_COUNTERS + MT_CNT__COUNT,
+	C_SIZE_CLASSES,
+	C_END = C_SIZE_CLASSES + MT_NCATEGORIES * MT_SIZE_CLASSES
+};
+
+/* The size histogram: its mark, and the start of each class's fact. */
+#define SIZES_KEY "size classes"
+#define SIZES_VALUE "powers of two"
+#define SIZE_CLASS_KEY "size class "
+static const char *const category_names[MT_NCATEGORIES] = {
+	[MT_CAT_HEAP] = "heap",
+	[MT_CAT_MMAP] = "mmap",
+};
 
 size_t mt_facts_count(void)
 {
-	return C_COUNTERS + MT_CNT__COUNT;
+	return C_END;
 }
 
 static int text(char **out, const char *key, const char *value, size_t len)
@@ -47,6 +63,37 @@ static int text(char **out, const char *key, const char *value, size_t len)
 		return 0;
 	if (asprintf(out, MT_FACTS_PREFIX "%s: %.*s", key,
 		     (int)strnlen(value, len), value) < 0) {
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Fact I of the size histogram: 0 is its mark, then one fact per class
+ * that is not empty, "size class heap 1024: 3 objects, 3200 bytes" (the
+ * class's smallest size; bpf/size_class.h).
+ */
+static int size_fact(const struct mt_summary *sum, size_t i, char **out)
+{
+	const struct mt_size_count *c;
+	size_t cat, k;
+
+	if (sum->missing & MT_FACT_SIZES)
+		return 0;
+	if (i == 0)
+		return text(out, SIZES_KEY, SIZES_VALUE, SIZE_MAX);
+	cat = (i - 1) / MT_SIZE_CLASSES;
+	k = (i - 1) % MT_SIZE_CLASSES;
+	if (cat >= MT_NCATEGORIES)
+		return 0;
+	c = &sum->sizes[cat][k];
+	if (!c->objects && !c->bytes)
+		return 0;
+	if (asprintf(out, MT_FACTS_PREFIX SIZE_CLASS_KEY "%s %" PRIu64
+		     ": %" PRIu64 " objects, %" PRIu64 " bytes",
+		     category_names[cat], (uint64_t)mt_size_class_min((__u32)k),
+		     (uint64_t)c->objects, (uint64_t)c->bytes) < 0) {
 		*out = NULL;
 		return -ENOMEM;
 	}
@@ -80,6 +127,8 @@ int mt_facts_string(const struct mt_summary *sum, size_t i, char **out)
 	default:
 		break;
 	}
+	if (i >= C_SIZES)
+		return size_fact(sum, i - C_SIZES, out);
 	i -= C_COUNTERS;
 	if (i >= MT_CNT__COUNT || !counter_keys[i])
 		return 0;
@@ -125,6 +174,82 @@ static bool number(const char *s, uint64_t *v)
 	return errno == 0 && *end == '\0';
 }
 
+/* Digits at *S (no sign, no overflow) into *V; *S moves past them. */
+static bool digits(const char **s, uint64_t *v)
+{
+	char *end;
+
+	if (**s < '0' || **s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(*s, &end, 10);
+	*s = end;
+	return errno == 0;
+}
+
+/* LIT at *S; *S moves past it. */
+static bool literal(const char **s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (strncmp(*s, lit, n) != 0)
+		return false;
+	*s += n;
+	return true;
+}
+
+/*
+ * One class's fact C (after "memtrace.size class ") into SIZES; SEEN has
+ * a bit per class already read.  False when it is not one this version
+ * writes (or a class comes twice).
+ */
+static bool read_size_class(const char *c,
+			    struct mt_size_count sizes[MT_NCATEGORIES][MT_SIZE_CLASSES],
+			    uint64_t seen[MT_NCATEGORIES])
+{
+	uint64_t min, objects, bytes;
+	size_t cat = MT_NCATEGORIES;
+	__u32 k;
+
+	for (size_t i = 0; i < MT_NCATEGORIES && cat == MT_NCATEGORIES; i++) {
+		if (literal(&c, category_names[i]))
+			cat = i;
+	}
+	if (cat == MT_NCATEGORIES || !literal(&c, " ") || !digits(&c, &min) ||
+	    !literal(&c, ": ") || !digits(&c, &objects) ||
+	    !literal(&c, " objects, ") || !digits(&c, &bytes) ||
+	    !literal(&c, " bytes") || *c)
+		return false;
+	k = mt_size_class(min);
+	if (mt_size_class_min(k) != min || (seen[cat] >> k & 1))
+		return false;
+	seen[cat] |= 1ULL << k;
+	sizes[cat][k] = (struct mt_size_count){ objects, bytes };
+	return true;
+}
+
+/* The size histogram among STRS into SUM, or MT_FACT_SIZES missing. */
+static void read_sizes(const char *const *strs, size_t n,
+		       struct mt_summary *sum)
+{
+	static const char key[] = MT_FACTS_PREFIX SIZE_CLASS_KEY;
+	struct mt_size_count sizes[MT_NCATEGORIES][MT_SIZE_CLASSES] = { 0 };
+	uint64_t seen[MT_NCATEGORIES] = { 0 };
+	const char *mark = value_of(strs, n, SIZES_KEY);
+	bool ok = mark && strcmp(mark, SIZES_VALUE) == 0;
+
+	for (size_t i = 0; i < n && ok; i++) {
+		if (strncmp(strs[i], key, sizeof(key) - 1) == 0)
+			ok = read_size_class(strs[i] + sizeof(key) - 1, sizes,
+					     seen);
+	}
+	if (!ok) {
+		sum->missing |= MT_FACT_SIZES;
+		return;
+	}
+	memcpy(sum->sizes, sizes, sizeof(sizes));
+}
+
 void mt_facts_read(const char *const *strs, size_t n,
 		   struct mt_summary *sum, bool *counters_read)
 {
@@ -140,9 +265,10 @@ void mt_facts_read(const char *const *strs, size_t n,
 	else
 		sum->missing |= MT_FACT_ALLOCATOR;
 	if (!ours) {
-		sum->missing |= MT_FACT_COUNTERS;
+		sum->missing |= MT_FACT_COUNTERS | MT_FACT_SIZES;
 		return;
 	}
+	read_sizes(strs, n, sum);
 	if (target)
 		snprintf(sum->target, sizeof(sum->target), "%s", target);
 	sum->mmap_traced = value_of(strs, n, "mmap") != NULL;

@@ -9,9 +9,13 @@
  * "memtrace.version: VERSION", marks the others as memtrace's; then target,
  * allocator, "memtrace.mmap: traced" (with --mmap) and every counter of
  * bpf/memleak.h under a name of its own ("memtrace.events: 2616",
- * "memtrace.drops stack map full: 0", ...).  The duration and the sampling
- * period are Profile fields (duration_nanos, period).  A profile without
- * the mark, or without a counter, has those facts marked as not recorded
+ * "memtrace.drops stack map full: 0", ...), then the size histogram:
+ * "memtrace.size classes: powers of two", and each class that is not
+ * empty, by category and smallest size ("memtrace.size class heap 1024:
+ * 3 objects, 3200 bytes").  The duration and the sampling period are
+ * Profile fields (duration_nanos, period).  A profile without the mark,
+ * without a counter or without the histogram's mark (or with a class this
+ * version does not write) has those facts marked as not recorded
  * (mt_summary.missing), never read as 0.
  */
 #ifndef MEMTRACE_PPROF_FACTS_H
@@ -36,7 +40,7 @@ int mt_facts_string(const struct mt_summary *sum, size_t i, char **out);
 
 /*
  * Read the facts among the N strings STRS (a string table) into SUM: target, allocator,
- * mmap and counters, when the comments are memtrace's.  Sets the bits of
+ * mmap, counters and size histogram, when the comments are memtrace's.  Sets the bits of
  * SUM->missing for what they lack (all of enum mt_fact's but the duration
  * when there are none), and *COUNTERS_READ when the alloc/free
  * counters were there (else the caller derives them from the samples).

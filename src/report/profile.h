@@ -57,6 +57,7 @@ enum mt_fact {
 	MT_FACT_COUNTERS = 1 << 0,  /* events, failed, untracked frees, drops */
 	MT_FACT_ALLOCATOR = 1 << 1,
 	MT_FACT_DURATION = 1 << 2,
+	MT_FACT_SIZES = 1 << 3,     /* the size histogram (mt_summary.sizes) */
 };
 
 /* Header facts printed at the top of every report. */
@@ -68,6 +69,9 @@ struct mt_summary {
 	bool mmap_traced;     /* --mmap: anonymous mappings are samples too */
 	uint64_t sample_bytes; /* -s: mean bytes between samples; 0: exact */
 	uint64_t counters[MT_CNT__COUNT]; /* summed kernel counters (memleak.h) */
+	/* What was allocated, by category and size class (bpf/size_class.h),
+	 * summed over CPUs; estimates when sampling, as the counters. */
+	struct mt_size_count sizes[MT_NCATEGORIES][MT_SIZE_CLASSES];
 	unsigned missing;     /* enum mt_fact: not recorded (0 for a trace) */
 	/* --delta: the samples' alloc values count from DELTA_SINCE_S of the
 	 * trace on (the previous report), not from its start. */

@@ -120,6 +120,10 @@ int mt_write_text(FILE *out, const struct mt_profile *p,
 		fputc('\n', out);
 		err = mt_text_stacks(out, p, o);
 	}
+	if (!err) {
+		fputc('\n', out);
+		err = mt_text_sizes(out, p, o);
+	}
 	if (!err && ferror(out))
 		err = -EIO;
 	return err;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * text.h: the human-readable report: summary header, per-process totals
- * (when there is more than one process), a pprof-like function table and
- * the heaviest stacks.
+ * (when there is more than one process), a pprof-like function table,
+ * the heaviest stacks and the size histogram.
  */
 #ifndef MEMTRACE_TEXT_H
 #define MEMTRACE_TEXT_H

@@ -41,4 +41,12 @@ int mt_text_functions(FILE *out, const struct mt_profile *p,
 int mt_text_stacks(FILE *out, const struct mt_profile *p,
 		   const struct mt_text_opts *o);
 
+/*
+ * "Allocated by size class:" and a line per class that is not empty
+ * (objects, bytes, share of the bytes, a bar); with --mmap the same for
+ * the mappings; one line "... not recorded" when P has no histogram.
+ */
+int mt_text_sizes(FILE *out, const struct mt_profile *p,
+		  const struct mt_text_opts *o);
+
 #endif /* MEMTRACE_TEXT_PRIV_H */

@@ -370,6 +370,11 @@ class Report:
         self.rows = []
         self.stacks_title = None
         self.stacks = []
+        # The size histogram: {"[64,128)": (objects, bytes)} of the classes
+        # shown, NOT_RECORDED, or None when the report has no such section;
+        # mmap_sizes the same for --mmap's.
+        self.sizes = None
+        self.mmap_sizes = None
 
     def row(self, function):
         """The table row of function (C++ names match without their
@@ -552,7 +557,59 @@ def parse_report(text):
             else:
                 break
             i += 1
+
+    # The size histograms.
+    for title, attr in (("Allocated by size class", "sizes"), ("Mapped by size class (--mmap)", "mmap_sizes")):
+        while i < len(lines) and not lines[i].strip():
+            i += 1
+        if i >= len(lines) or not lines[i].startswith(title + ":"):
+            continue
+        rest = lines[i][len(title) + 1:].strip()
+        i += 1
+        if rest in (NOT_RECORDED, "none"):
+            setattr(rep, attr, NOT_RECORDED if rest == NOT_RECORDED else {})
+            continue
+        check(rest == "", "cannot parse size histogram title %r" % lines[i - 1], details)
+        check(i < len(lines) and lines[i].split() == ["size", "objects", "bytes", "share"],
+              "no column header after %r" % title, details)
+        i += 1
+        classes = {}
+        while i < len(lines) and re.match(r"^\s+\[", lines[i]):
+            toks = lines[i].split()
+            try:
+                check(len(toks) in (4, 5), "size class row of %d fields" % len(toks))
+                classes[toks[0]] = (int(toks[1]), parse_value(toks[2]))
+                parse_pct(toks[3])
+            except (ValueError, Fail) as e:
+                raise Fail("cannot parse size class row %r (%s)" % (lines[i], e), details)
+            i += 1
+        setattr(rep, attr, classes)
     return rep
+
+
+def size_class(size):
+    """The size histogram's class of SIZE, as the report labels it: its
+    bit length (0 for 0), at most that of 2^30 (1 GiB and more)."""
+    k = min(size.bit_length(), 31)
+    lo = (1 << (k - 1)) if k else 0
+
+    def name(v):
+        for suffix in ("", "K", "M", "G"):
+            if v < 1024 or v % 1024:
+                return "%d%s" % (v, suffix)
+            v //= 1024
+        return "%dT" % v
+
+    return "[%s,%s)" % (name(lo), "inf" if k == 31 else name(1 << k))
+
+
+def size_histogram(sizes):
+    """{class: (objects, bytes)} of the allocations of these sizes."""
+    h = {}
+    for n in sizes:
+        o, b = h.get(size_class(n), (0, 0))
+        h[size_class(n)] = (o + 1, b + n)
+    return h
 
 
 # ---------------------------------------------------------------- --raw

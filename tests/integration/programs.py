@@ -194,6 +194,40 @@ PROGRAMS = [
 
 BY_NAME = {p.name: p for p in PROGRAMS}
 
+# sizes.c, at the edges of the size histogram's classes: not in PROGRAMS,
+# because its blocks of 1 to 4 bytes are not reproduced exactly by -s 1
+# (test_sample_modes); valgrind and the histogram tests check it.
+SIZES = prog("sizes", "sizes.c",
+             funcs={
+                 # malloc of 0, 1, 2, 3, 4, 1023, 1024, 1025, kept
+                 "class_edges": Fn(3082, 8, 3082, 8, "DEF_CLASS_EDGES"),
+                 "calloc_edges": Fn(2047, 2, 2047, 2, "DEF_CALLOC_EDGES"),    # calloc(3, 341), calloc(2, 512)
+                 "realloc_edge": Fn(4096, 1, 8191, 2, "DEF_REALLOC_EDGE"),    # malloc(4095) -> realloc 4096
+                 "huge": Fn(0, 0, 2 ** 31 - 1, 2, "DEF_HUGE"),                # 2^30 - 1 and 2^30, freed
+                 "churn": Fn(0, 0, 600, 6, "DEF_CHURN"),                      # 6 x malloc(100), freed
+             },
+             stacks=[
+                 Stack([F("class_edges", "CLASS_EDGES"), F("main", "CALL_CLASS_EDGES")], 3082, 8),
+                 Stack([F("calloc_edges", "CALLOC_EDGES"), F("main", "CALL_CALLOC_EDGES")], 2047, 2),
+                 Stack([F("realloc_edge", "REALLOC_EDGE"), F("main", "CALL_REALLOC_EDGE")], 4096, 1),
+             ],
+             calls=8 + 2 + 2 + 4 + 12)  # a realloc is one call; huge and churn free what they allocate
+
+# The size asked for of every allocation a program makes (realloc: the new
+# size), from its source, for the size histogram; test_ground_truth checks
+# them against funcs (their count and sum are the program's alloc totals).
+ALLOC_SIZES = {
+    "leaks": [100] * 3 + [1000] * 2 + [77] * 5 + [240] * 2 + [0] + [64] * 10 + [256] * 4,
+    "realloc": [10, 100, 1000, 300, 50, 160, 320, 4000, 2000, 3000],
+    "sizes": [0, 1, 2, 3, 4, 1023, 1024, 1025, 1023, 1024, 4095, 4096, 2 ** 30 - 1, 2 ** 30]
+             + [100] * 6,
+}
+
+# mmapper.c under --mmap: what it mallocs (glibc maps both blocks itself:
+# heap blocks) and what it maps itself (mremap: the new size).
+MMAPPER_HEAP_SIZES = [4 << 20, 2 << 20]
+MMAPPER_MMAP_SIZES = [1 << 20, 8192, 4096, 16384]
+
 # waiter.c, traced with -p after it has allocated WAITER_PRE blocks of 32
 # bytes: those are freed while traced (untracked frees), then waiter_leak
 # and waiter_churn run.

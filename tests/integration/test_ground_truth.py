@@ -5,12 +5,13 @@ import os
 
 import mtlib
 from mtlib import check, check_eq, test
-from programs import METRICS, PROGRAMS, WAITER, WAITER_PRE, WAITER_PRE_SIZE, totals
+from programs import (ALLOC_SIZES, BY_NAME, METRICS, PROGRAMS, SIZES, WAITER, WAITER_PRE,
+                      WAITER_PRE_SIZE, totals)
 
 
 @test("expect.consistent", needs=())
 def _consistent():
-    for p in PROGRAMS + [WAITER]:
+    for p in PROGRAMS + [WAITER, SIZES]:
         check(os.path.exists(os.path.join(mtlib.PROGS_SRC, p.src)), "%s: no source %s" % (p.name, p.src))
         for name, fn in p.funcs.items():
             mtlib.marker_line(p.src, fn.def_marker)
@@ -38,6 +39,14 @@ def _consistent():
             for name, fn in p.funcs.items():
                 check_eq(allocs.get(name, (0, 0)), (fn.alloc_space, fn.alloc_objects),
                          "%s: allocating stacks of %s (bytes, objects)" % (p.name, name))
+
+
+@test("expect.alloc_sizes", needs=())
+def _alloc_sizes():
+    for name, sizes in ALLOC_SIZES.items():
+        t = totals(SIZES if name == SIZES.name else BY_NAME[name])
+        check_eq((sum(sizes), len(sizes)), (t["alloc_space"], t["alloc_objects"]),
+                 "%s: ALLOC_SIZES (bytes, objects) against funcs" % name)
 
 
 def vg_expect(p):
@@ -68,7 +77,7 @@ def make_valgrind_test(p):
         compare_valgrind(p, vg, vg_expect(p))
 
 
-for _p in PROGRAMS:
+for _p in PROGRAMS + [SIZES]:
     if _p.valgrind is None:
         make_valgrind_test(_p)
 

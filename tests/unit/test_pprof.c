@@ -28,6 +28,7 @@
 #include <zlib.h>
 #include "frame.h"
 #include "pprof_cost.h"
+#include "pprof_facts.h"
 #include "pprof_read.h"
 #include "pprof_write.h"
 #include "profile.pb-c.h"
@@ -200,6 +201,14 @@ static void build_profile(struct mt_profile *p, bool two_pids)
 	/* Every counter different, none derivable from the samples. */
 	for (int i = 0; i < MT_CNT__COUNT; i++)
 		p->sum.counters[i] = 1000003ULL * (uint64_t)(i + 1);
+	/* Size classes: the first and the last, one that wrapped below 0 (a
+	 * diff), one of mappings; the others empty. */
+	p->sum.sizes[MT_CAT_HEAP][0] = (struct mt_size_count){ 4, 0 };
+	p->sum.sizes[MT_CAT_HEAP][7] = (struct mt_size_count){ 30, 3000 };
+	p->sum.sizes[MT_CAT_HEAP][9] = (struct mt_size_count){ UINT64_MAX, -300ULL };
+	p->sum.sizes[MT_CAT_HEAP][MT_SIZE_CLASSES - 1] =
+		(struct mt_size_count){ 1, 3ULL << 30 };
+	p->sum.sizes[MT_CAT_MMAP][13] = (struct mt_size_count){ 2, 10000 };
 	add_maps(p, two_pids);
 }
 
@@ -318,6 +327,7 @@ static void test_roundtrip(void **state)
 	assert_false(sum->mmap_traced);
 	for (int i = 0; i < MT_CNT__COUNT; i++)
 		assert_int_equal(sum->counters[i], p.sum.counters[i]);
+	assert_memory_equal(sum->sizes, p.sum.sizes, sizeof(sum->sizes));
 	/* The inlined frame keeps its flag; the unresolved one its name. */
 	assert_true(q.frames[find_sample(&q, 100, p.samples[0].v)->frames[0]].inlined);
 	assert_string_equal(q.frames[find_sample(&q, 200, p.samples[4].v)->frames[1]]
@@ -688,6 +698,89 @@ static void test_facts_not_recorded(void **state)
 	mt_profile_free(&p);
 }
 
+/* FACTS (N of them, after the version's) read into a summary. */
+static struct mt_summary read_facts(const char *const *facts, size_t n)
+{
+	const char *strs[16] = { "", "memtrace.version: 0.1.0" };
+	struct mt_summary sum;
+	bool counters;
+
+	assert_true(n + 2 <= sizeof(strs) / sizeof(strs[0]));
+	memset(&sum, 0, sizeof(sum));
+	for (size_t i = 0; i < n; i++)
+		strs[i + 2] = facts[i];
+	mt_facts_read(strs, n + 2, &sum, &counters);
+	return sum;
+}
+
+#define FACTS(...) (const char *const[]){ __VA_ARGS__ }, \
+	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *)
+
+/* The size histogram as facts: written and read back (test_roundtrip),
+ * kept out when not recorded, and any fact but this version's makes it
+ * not recorded rather than partly read. */
+static void test_size_facts(void **state)
+{
+	const char *path = tmp_path("sizes.pb.gz");
+	struct mt_summary sum;
+	struct mt_profile p, q;
+	char err[256];
+
+	(void)state;
+	sum = read_facts(FACTS("memtrace.size classes: powers of two",
+			       "memtrace.size class heap 0: 2 objects, 0 bytes",
+			       "memtrace.size class heap 1024: 3 objects, 3200 bytes",
+			       "memtrace.size class heap 1073741824: 1 objects, 5368709120 bytes",
+			       "memtrace.size class mmap 4096: 1 objects, 4096 bytes"));
+	assert_false(sum.missing & MT_FACT_SIZES);
+	assert_int_equal(sum.sizes[MT_CAT_HEAP][0].objects, 2);
+	assert_int_equal(sum.sizes[MT_CAT_HEAP][11].objects, 3);
+	assert_int_equal(sum.sizes[MT_CAT_HEAP][11].bytes, 3200);
+	assert_int_equal(sum.sizes[MT_CAT_HEAP][MT_SIZE_CLASSES - 1].bytes,
+			 5ULL << 30);
+	assert_int_equal(sum.sizes[MT_CAT_MMAP][13].bytes, 4096);
+	assert_int_equal(sum.sizes[MT_CAT_HEAP][12].objects, 0);
+	/* The mark alone: recorded, every class empty. */
+	sum = read_facts(FACTS("memtrace.size classes: powers of two"));
+	assert_false(sum.missing & MT_FACT_SIZES);
+	/* No mark, another mark, a class not this version's, a class twice,
+	 * a number that overflows, anything after the bytes. */
+	static const char *const bad[] = {
+		"memtrace.size class heap 1024: 3 objects, 3200 bytes",
+		"memtrace.size class heap 1000: 3 objects, 3200 bytes",
+		"memtrace.size class heap 2147483648: 1 objects, 2147483648 bytes",
+		"memtrace.size class heap 3: 1 objects, 3 bytes",
+		"memtrace.size class disk 1024: 3 objects, 3200 bytes",
+		"memtrace.size class heap 1024: 3 objects, 3200 bytes ",
+		"memtrace.size class heap 1024: -3 objects, 3200 bytes",
+		"memtrace.size class heap 1024: 3 objects, 18446744073709551616 bytes",
+		"memtrace.size class heap 1024: 3 objects",
+	};
+	sum = read_facts(FACTS(bad[0]));
+	assert_true(sum.missing & MT_FACT_SIZES);
+	sum = read_facts(FACTS("memtrace.size classes: decimal", bad[0]));
+	assert_true(sum.missing & MT_FACT_SIZES);
+	sum = read_facts(FACTS("memtrace.size classes: powers of two", bad[0],
+			       bad[0]));
+	assert_true(sum.missing & MT_FACT_SIZES);
+	for (size_t i = 1; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sum = read_facts(FACTS("memtrace.size classes: powers of two",
+				       bad[0], bad[i]));
+		if (!(sum.missing & MT_FACT_SIZES))
+			fail_msg("\"%s\" read as a size class", bad[i]);
+		assert_int_equal(sum.sizes[MT_CAT_HEAP][11].objects, 0);
+	}
+	/* Not recorded: written without them, read back not recorded. */
+	build_profile(&p, false);
+	p.sum.missing = MT_FACT_SIZES;
+	assert_int_equal(mt_pprof_write_opts(path, &p, &fixed), 0);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.sum.missing, MT_FACT_SIZES);
+	assert_int_equal(q.sum.sizes[MT_CAT_HEAP][7].objects, 0);
+	mt_profile_free(&q);
+	mt_profile_free(&p);
+}
+
 /* ---- a real Go heap profile ---- */
 
 static const struct mt_sample *sample_with_leaf(const struct mt_profile *p,
@@ -739,6 +832,7 @@ static void test_go_heap_profile(void **state)
 	/* Go records no allocator, events or drops: not recorded, not 0. */
 	assert_true(q.sum.missing & MT_FACT_COUNTERS);
 	assert_true(q.sum.missing & MT_FACT_ALLOCATOR);
+	assert_true(q.sum.missing & MT_FACT_SIZES);
 	mt_profile_free(&q);
 }
 
@@ -1298,6 +1392,7 @@ int main(void)
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_build_ids),
 		cmocka_unit_test(test_facts_not_recorded),
+		cmocka_unit_test(test_size_facts),
 		cmocka_unit_test(test_go_heap_profile),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_truncated),

@@ -278,8 +278,10 @@ static void test_header(void **state)
 		TABLE_HEAD,
 		"",
 		"Top 0 stacks by inuse_space:",
+		"",
+		"Allocated by size class: none",
 		NULL });
-	assert_int_equal(r->nlines, 16);
+	assert_int_equal(r->nlines, 18);
 
 	/* The parenthesised amounts follow the unit; exact counts do not. */
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .unit = MT_UNIT_B));
@@ -379,8 +381,10 @@ static void test_top_n(void **state)
 		"#2 600B in 3 objects",
 		"    leak_b  /src/leaks.c:22",
 		"    main    /src/leaks.c:41",
+		"",
+		"Allocated by size class: none",
 		NULL });
-	assert_int_equal(r->nlines, i + 12);
+	assert_int_equal(r->nlines, i + 14);
 
 	/* top_n <= 0 shows everything. */
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 0));
@@ -415,8 +419,10 @@ static void test_stacks(void **state)
 		"    recurse  /src/leaks.c:52",
 		"    recurse  /src/leaks.c:52",
 		"    main     /src/leaks.c:40",
+		"",
+		"Allocated by size class: none",
 		NULL });
-	assert_int_equal(r->nlines, i + 15);
+	assert_int_equal(r->nlines, i + 17);
 }
 
 static void test_alloc_space_shows_unresolved(void **state)
@@ -514,8 +520,10 @@ static void test_merged_stacks_and_processes(void **state)
 		"#1 1.46KiB in 2 objects",
 		"    leak  /src/a.c:3",
 		"    main  /src/a.c:9",
+		"",
+		"Allocated by size class: none",
 		NULL });
-	assert_int_equal(r->nlines, 25);
+	assert_int_equal(r->nlines, 27);
 }
 
 static void test_zero_total(void **state)
@@ -573,6 +581,55 @@ static void test_defaults_and_errors(void **state)
 	mt_profile_free(NULL);
 }
 
+/* The size histogram: a line per class that is not empty, the share of
+ * the bytes with a bar of one '#' per 5%; --mmap's apart; not recorded. */
+static void test_sizes(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_profile *p = &fx->p;
+	struct report *r = &fx->r;
+	struct mt_size_count *heap = p->sum.sizes[MT_CAT_HEAP];
+	struct mt_size_count *mmap = p->sum.sizes[MT_CAT_MMAP];
+
+	heap[0] = (struct mt_size_count){ 2, 0 };            /* malloc(0) x 2 */
+	heap[7] = (struct mt_size_count){ 10, 1000 };        /* [64,128) */
+	heap[11] = (struct mt_size_count){ 2, 3000 };        /* [1K,2K) */
+	heap[MT_SIZE_CLASSES - 1] = (struct mt_size_count){ 1, 6000 };
+	mmap[13] = (struct mt_size_count){ 1, 4096 };        /* [4K,8K) */
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
+	size_t i = find_line(r, "Allocated by size class");
+
+	assert_lines(r, i, (const char *const[]){
+		"Allocated by size class:",
+		"        size    objects        bytes   share",
+		"       [0,1)          2           0B   0.00%",
+		"    [64,128)         10        1000B  10.00%  ##",
+		"     [1K,2K)          2      2.93KiB  30.00%  ######",
+		"    [1G,inf)          1      5.86KiB  60.00%  ############",
+		NULL });
+	assert_int_equal(r->nlines, i + 6);
+
+	/* --mmap: the mappings in a histogram of their own. */
+	p->sum.mmap_traced = true;
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .unit = MT_UNIT_B));
+	i = find_line(r, "Mapped by size class");
+	assert_lines(r, i, (const char *const[]){
+		"Mapped by size class (--mmap):",
+		"        size    objects        bytes   share",
+		"     [4K,8K)          1        4096B 100.00%  ####################",
+		NULL });
+	assert_int_equal(r->nlines, i + 3);
+	assert_string_equal(r->lines[find_line(r, "    [1G,inf)")],
+			    "    [1G,inf)          1        6000B  60.00%  ############");
+
+	/* A profile without one says so, and shows no numbers. */
+	p->sum.missing = MT_FACT_SIZES;
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
+	i = find_line(r, "Allocated by size class");
+	assert_string_equal(r->lines[i], "Allocated by size class: not recorded");
+	assert_int_equal(r->nlines, i + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +643,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merged_stacks_and_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_total, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults_and_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sizes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);
