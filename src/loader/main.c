@@ -77,6 +77,7 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 		mt_raw_profile_free(&raw);
 		ret = mt_fail("cannot read the BPF maps: %s", strerror(-ret));
 	} else {
+		mt_keeper_take(&reports.keeper, &raw);
 		ret = mt_reports_final(&reports, &raw, &ropts);
 	}
 	if (!ret && reports.failed)

@@ -22,7 +22,7 @@ enum {
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
 	OPT_MAX_MEMORY, OPT_BASE, OPT_SVG,
-	OPT_COUNT, OPT_KEEP, OPT_DELTA,
+	OPT_COUNT, OPT_KEEP, OPT_DELTA, OPT_AT,
 };
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -35,6 +35,7 @@ static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, OPT_COUNT },
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "delta", no_argument, NULL, OPT_DELTA },
+	{ "at", required_argument, NULL, OPT_AT },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", optional_argument, NULL, 'n' },
 	{ "metric", required_argument, NULL, OPT_METRIC },
@@ -124,6 +125,10 @@ static void usage(FILE *f)
 "      --count N          with -i: stop after N reports\n"
 "      --keep N           numbered files kept, the oldest removed (default\n"
 "                         10; 0 keeps all)\n"
+"      --at WHEN          the final report is the profile of one moment:\n"
+"                         peak (the highest in use the timeline saw) or a\n"
+"                         time of the trace (12.5s), at the timeline's\n"
+"                         resolution (--timeline-interval)\n"
 "      --delta            each report's alloc_space/alloc_objects count\n"
 "                         only since the previous report (in-use values\n"
 "                         are always those of the moment)\n"
@@ -321,6 +326,17 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_DELTA:
 		o->delta = true;
 		return 0;
+	case OPT_AT:
+		if (strcmp(arg, "peak") == 0) {
+			o->at_peak = true;
+			o->at_s = -1;
+		} else if (parse_seconds(arg, true, &o->at_s) || o->at_s > 1e9) {
+			return bad("--at", arg,
+				   "expected peak or a time of the trace, e.g. 12.5s, 500ms, 2m");
+		} else {
+			o->at_peak = false;
+		}
+		return 0;
 	case 'n':
 		/* "--top" alone is the text format, "--top N"/"-n N" a count. */
 		if (!arg)
@@ -492,6 +508,7 @@ static void defaults(struct mt_options *o)
 	o->min_age_ns = DEFAULT_MIN_AGE_NS;
 	o->symbol_prefix = "";
 	o->keep = 10;
+	o->at_s = -1;
 }
 
 static int check_target(struct mt_options *o, int argc, char **argv)
@@ -509,8 +526,9 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 			fprintf(stderr, "memtrace: -s is for tracing, not for report (a saved profile says how it was sampled)\n");
 			return -1;
 		}
-		if (o->interval > 0 || o->count || o->delta) {
-			fprintf(stderr, "memtrace: -i, --count and --delta are for tracing, not for report\n");
+		if (o->interval > 0 || o->count || o->delta || o->at_peak ||
+		    o->at_s >= 0) {
+			fprintf(stderr, "memtrace: -i, --count, --delta and --at are for tracing, not for report\n");
 			return -1;
 		}
 		/* In a report, -p picks one process of a system-wide profile. */

@@ -47,6 +47,8 @@ struct mt_options {
 	unsigned count;        /* --count: stop after that many; 0: no limit */
 	unsigned keep;         /* --keep: numbered files kept; 0: all */
 	bool delta;            /* --delta: alloc values since the last report */
+	bool at_peak;          /* --at peak: the final report at the peak */
+	double at_s;           /* --at TIME: ... at that time; < 0: none */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };

@@ -203,6 +203,7 @@ int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
 	/* Only worth keeping when there will be several reports; NULL
 	 * (out of memory) symbolises without. */
 	r->symbols = mt_symcache_new();
+	mt_keeper_init(&r->keeper, o);
 	tr->s.on_report = on_report;
 	tr->s.report_ctx = r;
 	if (o->interval > 0)
@@ -216,4 +217,5 @@ void mt_reports_free(struct mt_reports *r)
 	mt_delta_free(&r->delta);
 	mt_symcache_free(r->symbols);
 	r->symbols = NULL;
+	mt_keeper_free(&r->keeper);
 }

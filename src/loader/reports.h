@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "delta.h"
+#include "keeper.h"
 #include "options.h"
 #include "render.h"
 #include "symbolize.h"
@@ -24,6 +25,7 @@ struct mt_reports {
 	unsigned failed;         /* of them, how many could not be written */
 	struct mt_delta delta;   /* --delta: the previous report's totals */
 	struct mt_symcache *symbols; /* kept from one report to the next */
+	struct mt_keeper keeper;     /* --at: the moment's profile */
 };
 
 /* The report options of O (EXITED_CHILD: every block left is a leak). */

@@ -77,6 +77,9 @@ struct mt_summary {
 	 * trace on (the previous report), not from its start. */
 	bool delta;
 	double delta_since_s;
+	/* --at: the profile is that of one moment of the trace, AT_S. */
+	enum mt_at { MT_AT_END = 0, MT_AT_PEAK, MT_AT_TIME } at;
+	double at_s;
 };
 
 struct mt_raw_stack {

@@ -39,6 +39,11 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		fputs("duration: not recorded\n", out);
 	else
 		fprintf(out, "duration: %.2f s\n", s->duration_s);
+	if (s->at == MT_AT_PEAK)
+		fprintf(out, "moment: the highest in use the timeline saw, at %.2f s (--at peak)\n",
+			s->at_s);
+	else if (s->at == MT_AT_TIME)
+		fprintf(out, "moment: %.2f s (--at)\n", s->at_s);
 	if (s->delta)
 		fprintf(out, "alloc figures: since %.2f s (--delta); totals below: whole trace\n",
 			s->delta_since_s);

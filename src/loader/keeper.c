@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/* keeper.c: the profile of one moment (--at peak, --at TIME). */
+#include "keeper.h"
+
+#include <string.h>
+
+#include "loop.h"
+#include "tracer.h"
+
+void mt_keeper_init(struct mt_keeper *k, const struct mt_options *o)
+{
+	memset(k, 0, sizeof(*k));
+	k->on = o->at_peak || o->at_s >= 0;
+	k->peak = o->at_peak;
+	k->at_s = o->at_s;
+}
+
+static void drop(struct mt_keeper *k)
+{
+	k->raw.procs = NULL;
+	k->raw.nprocs = 0;
+	mt_raw_profile_free(&k->raw);
+	memset(&k->raw, 0, sizeof(k->raw));
+	k->have = false;
+}
+
+void mt_keeper_sample(struct mt_keeper *k, struct mt_tracer *tr, double t,
+		      uint64_t inuse)
+{
+	struct mt_raw_profile raw = { 0 };
+	double start = mt_loop_now();
+
+	if (!k->on || start < k->next_ok)
+		return;
+	if (k->peak ? k->have && inuse <= k->inuse
+		    : k->have || t < k->at_s)
+		return;
+	k->error = mt_tracer_collect(tr, &raw);
+	k->next_ok = mt_loop_now() + 4 * (mt_loop_now() - start);
+	if (k->error) {
+		raw.procs = NULL;
+		mt_raw_profile_free(&raw);
+		return;
+	}
+	drop(k);
+	k->raw = raw;
+	k->have = true;
+	k->inuse = inuse;
+	k->t = t;
+}
+
+bool mt_keeper_take(struct mt_keeper *k, struct mt_raw_profile *final)
+{
+	const uint64_t *c = final->sum.counters;
+	uint64_t final_inuse = c[MT_CNT_ALLOC_BYTES] - c[MT_CNT_FREE_BYTES];
+	struct mt_process *procs = final->procs;
+	size_t nprocs = final->nprocs;
+	struct mt_summary sum;
+
+	if (!k->on)
+		return false;
+	if (!k->have || (k->peak && final_inuse >= k->inuse)) {
+		/* The end is the moment (as high as any sample, or --at
+		 * a time the trace did not reach). */
+		final->sum.at = k->peak ? MT_AT_PEAK : MT_AT_TIME;
+		final->sum.at_s = final->sum.duration_s;
+		return false;
+	}
+	/* The header's facts of the whole run, the figures of the moment. */
+	sum = final->sum;
+	final->procs = NULL;
+	final->nprocs = 0;
+	mt_raw_profile_free(final);
+	*final = k->raw;
+	memcpy(final->sum.target, sum.target, sizeof(sum.target));
+	memcpy(final->sum.allocator, sum.allocator, sizeof(sum.allocator));
+	final->procs = procs;
+	final->nprocs = nprocs;
+	final->sum.at = k->peak ? MT_AT_PEAK : MT_AT_TIME;
+	final->sum.at_s = k->t;
+	memset(&k->raw, 0, sizeof(k->raw));
+	k->have = false;
+	return true;
+}
+
+void mt_keeper_free(struct mt_keeper *k)
+{
+	drop(k);
+}
