@@ -13,6 +13,7 @@
 #include "bpf_log.h"
 #include "diff.h"
 #include "errmsg.h"
+#include "report_growth.h"
 #include "filter.h"
 #include "keys.h"
 #include "options.h"
@@ -119,8 +120,11 @@ static int report_file(const struct mt_options *o)
 	struct mt_pprof_limits lim = { MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO,
 				       MT_PPROF_MAX_MEMORY, o->max_memory };
 	char err[512];
-	int ret = mt_profile_read(o->input, &lim, &prof, err, sizeof(err));
+	int ret;
 
+	if (o->growth)
+		return mt_report_growth(o, &lim, &ropts);
+	ret = mt_profile_read(o->input, &lim, &prof, err, sizeof(err));
 	if (ret) {
 		mt_profile_free(&prof);
 		return mt_fail("%s: %s", o->input, err);

@@ -21,7 +21,7 @@ enum {
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
-	OPT_MAX_MEMORY, OPT_BASE, OPT_SVG,
+	OPT_MAX_MEMORY, OPT_BASE, OPT_SVG, OPT_GROWTH,
 	OPT_COUNT, OPT_KEEP, OPT_DELTA, OPT_AT,
 };
 
@@ -60,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "follow", no_argument, NULL, OPT_FOLLOW },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "base", required_argument, NULL, OPT_BASE },
+	{ "growth", no_argument, NULL, OPT_GROWTH },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -76,6 +77,7 @@ static void usage(FILE *f)
 "       memtrace [OPTIONS] -p PID\n"
 "       memtrace [OPTIONS] -- CMD [ARGS...]\n"
 "       memtrace report FILE [OPTIONS]\n"
+"       memtrace report FILE FILE... --growth [OPTIONS]\n"
 "\n"
 "Heap profiler for running processes: traces the malloc family with eBPF\n"
 "uprobes (no rebuild, no LD_PRELOAD, no restart) and reports where memory\n"
@@ -169,6 +171,10 @@ static void usage(FILE *f)
 "                         block not freed at exit is reported\n"
 "      --base BASE        report: FILE less the profile BASE (any format\n"
 "                         report reads; like go tool pprof -diff_base)\n"
+"      --growth           report FILE FILE...: the stacks whose value grew\n"
+"                         from the first profile to the last (the last less\n"
+"                         the first, as pprof -base), largest first, with\n"
+"                         their value in each profile in the text report\n"
 "      --max-memory SIZE  report: memory for reading FILE, e.g. 512M, 2G\n"
 "                         (default: 16 MiB + 32 x its size to decompress\n"
 "                         it, 64 MiB + 16 x that to decode it; at most 2G)\n"
@@ -187,6 +193,7 @@ static void usage(FILE *f)
 "  sudo memtrace -p PID -d 60 --svg heap.svg\n"
 "  sudo memtrace -p PID -d 30 --pprof heap.pb.gz --folded=heap.folded\n"
 "  memtrace report heap.pb.gz --metric alloc_space\n"
+"  memtrace report heap.*.pb.gz --growth\n"
 "\n"
 "With -p or system-wide, q or Enter on the terminal stops tracing (Ctrl-C\n"
 "would also stop the rest of a pipeline).  With -- CMD, a SIGINT sent to\n"
@@ -404,6 +411,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	case OPT_BASE:
 		o->base = arg;
 		return 0;
+	case OPT_GROWTH:
+		o->growth = true;
+		return 0;
 	case OPT_MAX_MEMORY:
 		if (parse_bytes(arg, &o->max_memory))
 			return bad("--max-memory", arg,
@@ -514,8 +524,20 @@ static void defaults(struct mt_options *o)
 static int check_target(struct mt_options *o, int argc, char **argv)
 {
 	if (o->report_mode) {
-		if (optind != argc - 1) {
-			fprintf(stderr, "memtrace: report takes one profile file (see --help)\n");
+		if (optind >= argc) {
+			fprintf(stderr, "memtrace: report takes a profile file (see --help)\n");
+			return -1;
+		}
+		if (optind != argc - 1 && !o->growth) {
+			fprintf(stderr, "memtrace: report takes one profile file, or several with --growth (see --help)\n");
+			return -1;
+		}
+		if (o->growth && optind == argc - 1) {
+			fprintf(stderr, "memtrace: --growth needs two profile files or more (the first and the last are compared)\n");
+			return -1;
+		}
+		if (o->growth && o->base) {
+			fprintf(stderr, "memtrace: give either --growth or --base, not both (--growth subtracts the first profile)\n");
 			return -1;
 		}
 		if (o->duration > 0) {
@@ -535,11 +557,13 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 		o->only_pid = o->pid;
 		o->pid = 0;
 		o->input = argv[optind];
+		o->inputs = &argv[optind];
+		o->ninputs = (size_t)(argc - optind);
 		return 0;
 	}
-	if (o->max_memory || o->base) {
+	if (o->max_memory || o->base || o->growth) {
 		fprintf(stderr, "memtrace: %s is for report, not for tracing\n",
-			o->base ? "--base" : "--max-memory");
+			o->base ? "--base" : o->growth ? "--growth" : "--max-memory");
 		return -1;
 	}
 	if (o->count && o->interval <= 0) {

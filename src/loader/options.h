@@ -15,7 +15,10 @@
 
 struct mt_options {
 	bool report_mode;      /* "memtrace report FILE": render a saved profile */
-	const char *input;     /* that FILE */
+	const char *input;     /* that FILE (the first of inputs) */
+	char *const *inputs;   /* report FILE...: every file given, in order */
+	size_t ninputs;        /* 1, or more with --growth */
+	bool growth;           /* report --growth: what grew, first to last */
 	pid_t pid;             /* -p; 0 when a command is given */
 	bool system_wide;      /* neither -p nor a command */
 	const char *comm;      /* --comm: report only processes of that name */
@@ -55,7 +58,7 @@ struct mt_options {
 
 /*
  * Parse argv ("memtrace [OPTIONS] -p PID", "memtrace [OPTIONS] -- CMD" or
- * "memtrace report FILE [OPTIONS]").  Returns 0 to go on, 1 when --help or --version was printed
+ * "memtrace report FILE... [OPTIONS]").  Returns 0 to go on, 1 when --help or --version was printed
  * (exit 0), -1 after printing a one-line error (exit non-zero).
  */
 int mt_options_parse(int argc, char **argv, struct mt_options *o);

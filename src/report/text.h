@@ -12,11 +12,23 @@
 #include "profile.h"
 #include "units.h"
 
+/*
+ * report --growth: each stack's value of the ranking metric in each of
+ * several profiles, shown after its heading ("1000B -> 2000B -> 3000B").
+ */
+struct mt_text_series {
+	size_t npoints;        /* values per stack */
+	/* The values of the stack of sample S, or NULL (none shown). */
+	const int64_t *(*of)(const void *ctx, const struct mt_sample *s);
+	const void *ctx;
+};
+
 struct mt_text_opts {
 	enum mt_value metric;  /* value the table and stacks are ranked by */
 	int top_n;             /* rows and stacks shown; <= 0: all */
 	bool cum;              /* sort the table by cum instead of flat */
 	enum mt_unit unit;     /* how byte values are shown */
+	const struct mt_text_series *series; /* NULL: no series */
 };
 
 /*

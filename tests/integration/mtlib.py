@@ -471,7 +471,8 @@ def parse_report(text):
     rep.allocator = need("allocator", r"^(.+)$").group(1) if recorded("allocator") else None
     rep.duration = float(need("duration", r"^(\d+(?:\.\d+)?) s$").group(1)) if recorded("duration") else None
     for key, attr in (("in use", "inuse"), ("allocated", "allocated"), ("freed", "freed")):
-        mm = need(key, r"^(\d+) bytes in (\d+) objects")
+        # A difference (--base, --growth) may be negative.
+        mm = need(key, r"^(-?\d+) bytes in (-?\d+) objects")
         setattr(rep, attr, (int(mm.group(1)), int(mm.group(2))))
     rep.events = rep.untracked = rep.drops = None
     if recorded("events"):

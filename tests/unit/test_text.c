@@ -630,6 +630,48 @@ static void test_sizes(void **state)
 	assert_int_equal(r->nlines, i + 1);
 }
 
+/* report --growth's series: 1000 x (point + 1) for the leak_a stack,
+ * none for the others. */
+static const int64_t *series_of(const void *ctx, const struct mt_sample *s)
+{
+	static int64_t v[12];
+	const struct mt_profile *p = ctx;
+
+	for (int i = 0; i < 12; i++)
+		v[i] = 1000 * (i + 1);
+	return strcmp(p->frames[s->frames[0]].function, "leak_a") == 0 ? v : NULL;
+}
+
+static void test_series(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_profile *p = &fx->p;
+	struct report *r = &fx->r;
+	struct mt_text_series se = { 3, series_of, p };
+
+	build_leaks(p);
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 2, .unit = MT_UNIT_B,
+			  .series = &se));
+	size_t i = find_line(r, "Top ");
+
+	assert_string_equal(r->lines[i + 1], "#1 1000B in 1 objects; in each "
+			    "profile: 1000B -> 2000B -> 3000B");
+	assert_string_equal(r->lines[i + 4], "#2 600B in 3 objects");
+	/* Objects: the metric's values, as counts. */
+	render(r, p, OPTS(.metric = MT_INUSE_OBJECTS, .top_n = 3,
+			  .unit = MT_UNIT_KIB, .series = &se));
+	assert_true(has_line_containing(
+		r, "#3 1 objects (0.98KiB); in each profile: 1000 -> 2000 -> 3000"));
+	/* More than 8: the first, the last and 6 evenly between. */
+	se.npoints = 12;
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 1,
+			  .unit = MT_UNIT_B, .series = &se));
+	assert_string_equal(r->lines[find_line(r, "#1 ")],
+			    "#1 1000B in 1 objects; in each profile: 1000B -> "
+			    "3000B -> 4000B -> 6000B -> 7000B -> 9000B -> "
+			    "10000B -> 12000B (8 of 12 profiles)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,6 +686,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zero_total, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults_and_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);

@@ -16,7 +16,8 @@ UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 UNIT_REPORT := units profile frame itab cu_index sym_index proc_dwfl resolve symbolize stacks blocks \
                text text_fmt text_funcs text_procs text_sizes text_stacks outfile \
                build_id local_elf maps_text heap_text tcmalloc_read jemalloc_read go_text_read \
-               flame_tree flame_svg flame_svg_script
+               flame_tree flame_svg flame_svg_script \
+               diff filter profile_read growth
 
 UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
 UNIT_CXXFLAGS := -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer
@@ -117,6 +118,9 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 # tests/unit/pprof.mk adds them to the rules above (so it is included here,
 # after them, and must not be included a second time elsewhere).
 -include tests/unit/pprof.mk
+
+# report --growth reads pprof profiles: the objects pprof.mk builds.
+-include tests/unit/growth.mk
 
 # The entry-probe placement tests (src/loader/prologue.c) need that source.
 -include tests/unit/prologue.mk
