@@ -165,6 +165,7 @@ static __always_inline void count(enum mt_counter c, __u64 v)
 }
 
 #include "unwind.h"
+#include "proc_totals.h"
 
 /* The current thread's state, created on first use; NULL if unavailable. */
 static __always_inline struct mt_inflight *thread_state(void)
@@ -279,23 +280,37 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
 
 /*
  * A block of category CAT at ADDR is released: it leaves the outstanding
- * blocks, which is all there is to do (see struct mt_stat).  Returns
- * false when no such block is known (for the heap: an untracked free,
- * counted by the caller).
+ * blocks, which is all there is to do for the report (see struct
+ * mt_stat); the timeline subtracts what it counted for, when this delete
+ * is the one that took it.  Returns false when no such block is known
+ * (for the heap: an untracked free, counted by the caller).  F: the
+ * thread's state, or NULL.
  */
-static __always_inline bool record_free(__u32 pid, __u64 addr, __u32 cat,
-					__u64 now)
+static __always_inline bool record_free(struct mt_inflight *f, __u32 pid,
+					__u64 addr, __u32 cat, __u64 now)
 {
 	struct mt_alloc_key key = { .pid = pid, .category = cat, .addr = addr };
+	bool tl = timeline && cat == MT_CAT_HEAP;
 	struct mt_alloc_info *info;
+	__u64 bytes, objects, ts;
 	struct mt_journal j;
 
-	if (!journaling())
+	if (!journaling() && !tl)
 		return bpf_map_delete_elem(&allocs, &key) == 0;
-	/* A snapshot is read: the loader may need the block back. */
+	/* A snapshot is read (the loader may need the block back), or the
+	 * timeline needs what it counted for. */
 	info = bpf_map_lookup_elem(&allocs, &key);
 	if (!info)
 		return false;
+	bytes = info->est_bytes;
+	objects = info->est_objects;
+	ts = info->timestamp;
+	if (!journaling()) {
+		if (bpf_map_delete_elem(&allocs, &key))
+			return false; /* freed by another thread meanwhile */
+		tl_free(f, pid, bytes, objects, ts);
+		return true;
+	}
 	j.kind = MT_JOURNAL_FREE;
 	j.pid = pid;
 	j.category = cat;
@@ -305,6 +320,8 @@ static __always_inline bool record_free(__u32 pid, __u64 addr, __u32 cat,
 	j.stat_count = 0;
 	if (bpf_map_delete_elem(&allocs, &key))
 		return false; /* freed by another thread meanwhile */
+	if (tl)
+		tl_free(f, pid, bytes, objects, ts);
 	j.ns = now;
 	if (bpf_ringbuf_output(&journal, &j, sizeof(j), 0))
 		count(MT_CNT_SNAPSHOT_SKEW, 1);
@@ -327,10 +344,34 @@ static __always_inline void journal_alloc(__u32 pid, __u64 addr, __u32 cat,
 }
 
 /* A heap block is freed; sampling, most blocks are rightly unknown. */
-static __always_inline void free_heap(__u32 pid, __u64 addr, __u64 now)
+static __always_inline void free_heap(struct mt_inflight *f, __u32 pid,
+				      __u64 addr, __u64 now)
 {
-	if (!record_free(pid, addr, MT_CAT_HEAP, now) && !sample_bytes)
+	if (!record_free(f, pid, addr, MT_CAT_HEAP, now) && !sample_bytes)
 		count(MT_CNT_UNTRACKED_FREES, 1);
+}
+
+/*
+ * Keep block KEY; the timeline releases a block it replaces first.  0,
+ * or the update's error.
+ */
+static __always_inline int keep_block(struct mt_inflight *f,
+				      struct mt_alloc_key *key,
+				      struct mt_alloc_info *info)
+{
+	struct mt_alloc_info *old;
+	int err;
+
+	if (!timeline || key->category != MT_CAT_HEAP)
+		return bpf_map_update_elem(&allocs, key, info, BPF_ANY);
+	err = bpf_map_update_elem(&allocs, key, info, BPF_NOEXIST);
+	if (err != -EEXIST)
+		return err;
+	old = bpf_map_lookup_elem(&allocs, key);
+	if (old)
+		tl_free(f, key->pid, old->est_bytes, old->est_objects,
+			old->timestamp);
+	return bpf_map_update_elem(&allocs, key, info, BPF_ANY);
 }
 
 /* -s: whether the next allocation, of SIZE bytes, is sampled. */
@@ -379,8 +420,9 @@ static __always_inline void count_size(__u32 cat,
 	}
 }
 
-static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
-					 __u64 size, __u32 cat, __u64 now)
+static __always_inline void record_alloc(void *ctx, struct mt_inflight *f,
+					 __u32 pid, __u64 addr, __u64 size,
+					 __u32 cat, __u64 now)
 {
 	struct mt_alloc_key key = { .pid = pid, .category = cat, .addr = addr };
 	__u64 id = hash_stack(ctx);
@@ -391,13 +433,17 @@ static __always_inline void record_alloc(void *ctx, __u32 pid, __u64 addr,
 		.timestamp = now,
 	};
 	__u64 stat_count = 0;
+	int err;
 
 	estimate(&info, size);
 	count_size(cat, &info);
 	/* A block at the same address is replaced: it was released by a path
 	 * not seen, and leaving the outstanding blocks counts it as freed. */
-	if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY))
+	err = keep_block(f, &key, &info);
+	if (err)
 		count(MT_CNT_DROP_ALLOCS_FULL, 1);
+	if (cat == MT_CAT_HEAP)
+		tl_alloc(f, pid, info.est_bytes, info.est_objects, !err);
 	if (s) {
 		/* Bytes, then objects (see struct mt_stat). */
 		__sync_fetch_and_add(&s->alloc_bytes, info.est_bytes);
@@ -491,7 +537,8 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 	if (cat == MT_CAT_MMAP) {
 		count(MT_CNT_EVENTS, 1);
 		if (ptr)
-			record_free(pid_tgid >> 32, ptr, cat, bpf_ktime_get_ns());
+			record_free(f, pid_tgid >> 32, ptr, cat,
+				    bpf_ktime_get_ns());
 		return 0;
 	}
 	/* The same free again, tail-called by the free-like function. */
@@ -500,7 +547,8 @@ static __always_inline int enter_release(struct pt_regs *ctx, __u64 ptr,
 	count(MT_CNT_EVENTS, 1);
 	if (!ptr)
 		return 0;
-	free_heap(pid_tgid >> 32, ptr, journaling() ? bpf_ktime_get_ns() : 0);
+	free_heap(f, pid_tgid >> 32, ptr,
+		  journaling() ? bpf_ktime_get_ns() : 0);
 	if (f) {
 		f->freed_ptr = ptr;
 		f->freed_sp = sp;
@@ -591,24 +639,25 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	case MT_CALL_DELETE:
 		/* The free inside operator delete was nested: count it here. */
 		if (arg)
-			free_heap(pid, arg, now);
+			free_heap(f, pid, arg, now);
 		return 0;
 	case MT_CALL_XALLOCX:
 		/* Resized in place when the new real size covers the request. */
 		if (addr < size)
 			return 0;
-		free_heap(pid, arg, now);
+		free_heap(f, pid, arg, now);
 		addr = arg;
 		break;
 	case MT_CALL_MMAP:
 		/* Only anonymous mappings are memory the program allocates. */
 		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS) || !record)
 			return 0;
-		record_alloc(ctx, pid, addr, size, MT_CAT_MMAP, now);
+		record_alloc(ctx, f, pid, addr, size, MT_CAT_MMAP, now);
 		return 0;
 	case MT_CALL_MREMAP:
-		if (addr != ~0ULL && record_free(pid, arg, MT_CAT_MMAP, now) && record)
-			record_alloc(ctx, pid, addr, size, MT_CAT_MMAP, now);
+		if (addr != ~0ULL && record_free(f, pid, arg, MT_CAT_MMAP, now) &&
+		    record)
+			record_alloc(ctx, f, pid, addr, size, MT_CAT_MMAP, now);
 		return 0;
 	case MT_CALL_POSIX_MEMALIGN:
 		if ((int)PT_REGS_RC(ctx) != 0) {
@@ -628,13 +677,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		if (!addr) {
 			/* realloc(p, 0) frees p; any other NULL is a failure. */
 			if (size == 0 && arg)
-				free_heap(pid, arg, now);
+				free_heap(f, pid, arg, now);
 			else
 				count(MT_CNT_FAILED_ALLOCS, 1);
 			return 0;
 		}
 		if (arg)
-			free_heap(pid, arg, now);
+			free_heap(f, pid, arg, now);
 		break;
 	default:
 		if (!addr) {
@@ -644,7 +693,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		break;
 	}
 	if (record)
-		record_alloc(ctx, pid, addr, size, MT_CAT_HEAP, now);
+		record_alloc(ctx, f, pid, addr, size, MT_CAT_HEAP, now);
 	return 0;
 }
 
@@ -747,6 +796,7 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	bpf_map_update_elem(&execs, &pid, &e, BPF_ANY);
 	bpf_map_delete_elem(&comms, &pid);
+	tl_exec(pid, e.ns);
 	return 0;
 }
 

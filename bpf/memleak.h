@@ -16,6 +16,7 @@
 /* Default map sizes; both can be changed with --max-allocs/--max-stacks. */
 #define MT_DEFAULT_MAX_ALLOCS (1U << 20)
 #define MT_DEFAULT_MAX_STACKS (1U << 16)
+/* Processes kept at once: names, execs, followed, timeline slots. */
 #define MT_MAX_PROCS 32768
 /* Unwind table rows (8 bytes each): libc has some 25k, python3 61k. */
 #define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 21)
@@ -109,6 +110,10 @@ enum mt_counter {
 	 * not be written (the journal ring buffer was full); that snapshot
 	 * is off by as many events. */
 	MT_CNT_SNAPSHOT_SKEW,
+	/* Timeline: allocator events of processes that got no slot in the
+	 * per-process totals (MT_MAX_PROCS of them already): not in the
+	 * timeline, still in the report. */
+	MT_CNT_TIMELINE_FULL,
 	MT_CNT__COUNT
 };
 
@@ -218,6 +223,38 @@ struct mt_inflight {
 	/* The call in flight began before recording did (enum mt_trace_state):
 	 * its event is counted at its return, if it is recorded. */
 	__u32 uncounted;
+	/* Timeline: this thread's process's slot in "proc_totals", plus 1
+	 * (0: not looked up yet); checked against the slot's pid. */
+	__u32 tl_slot;
+};
+
+/*
+ * Timeline (--timeline-interval, bpf/proc_totals.h): one process's totals,
+ * in a slot of the BPF_F_MMAPABLE array "proc_totals", which the loader
+ * reads with plain loads every interval.  Heap blocks only (not --mmap's
+ * mappings), counted as the report counts them: est_bytes/est_objects
+ * when sampling.  Since the slot was given to the process:
+ *   alloc_*   what it allocated (a block the allocs map could not keep
+ *             counts as allocated and freed at once, as in the report)
+ *   free_*    what it freed, including the blocks of an image it
+ *             replaced by an exec
+ *   inuse_*   alloc_* - free_*
+ *   peak_bytes  the largest inuse_bytes reached since the loader last
+ *             exchanged it for 0
+ * 72 bytes a slot, not padded to a cache line.
+ */
+struct mt_proc_totals {
+	__u64 inuse_bytes;
+	__u64 inuse_objects;
+	__u64 alloc_bytes;
+	__u64 alloc_objects;
+	__u64 free_bytes;
+	__u64 free_objects;
+	__u64 peak_bytes;
+	/* bpf_ktime_get_ns() of its last exec: blocks allocated before were
+	 * released then, a later free of one is not counted again. */
+	__u64 exec_ns;
+	__u32 pid;        /* 0: the slot is free */
 	__u32 pad;
 };
 
