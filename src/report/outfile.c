@@ -255,6 +255,22 @@ int mt_outfile_open(struct mt_outfile *f, const char *path)
 	return 0;
 }
 
+int mt_outfile_open_now(struct mt_outfile *f, const char *path)
+{
+	int ret = mt_outfile_open(f, path);
+
+	if (ret || !f->tmp)
+		return ret;
+	if (rename(f->tmp, f->dest)) {
+		ret = -errno;
+		mt_outfile_abort(f);
+		return ret;
+	}
+	free(f->tmp);
+	f->tmp = NULL;
+	return 0;
+}
+
 static void release(struct mt_outfile *f)
 {
 	if (f->fd >= 0)

@@ -55,6 +55,17 @@ int mt_outfile_check(const char *path);
 int mt_outfile_open(struct mt_outfile *f, const char *path);
 
 /*
+ * Open F to write PATH as it grows (a file a user may `tail -f`): the same
+ * checks and the same new temporary file (O_EXCL, in PATH's directory) as
+ * mt_outfile_open, renamed over PATH at once, before anything is written.
+ * F's descriptor is then the file at F->dest, to append to; the rename
+ * replaces whatever name is at PATH (a link planted there meanwhile is
+ * replaced, never followed).  A device or FIFO is opened in place.  0 or
+ * a negative error; close F with mt_outfile_commit.
+ */
+int mt_outfile_open_now(struct mt_outfile *f, const char *path);
+
+/*
  * Close F's descriptor (unless already -1) and put the file in place.
  * 0 or a negative error; F is released either way (on error, as by abort).
  */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "memleak.h"
+#include "timeline_sum.h"
 
 /* Room for a GNU build id in hex (up to 64 bytes) and its NUL. */
 #define MT_BUILD_ID_HEX 129
@@ -58,6 +59,7 @@ enum mt_fact {
 	MT_FACT_ALLOCATOR = 1 << 1,
 	MT_FACT_DURATION = 1 << 2,
 	MT_FACT_SIZES = 1 << 3,     /* the size histogram (mt_summary.sizes) */
+	MT_FACT_TIMELINE = 1 << 4,  /* peaks and sparklines (timeline) */
 };
 
 /* Header facts printed at the top of every report. */
@@ -72,7 +74,8 @@ struct mt_summary {
 	/* What was allocated, by category and size class (bpf/size_class.h),
 	 * summed over CPUs; estimates when sampling, as the counters. */
 	struct mt_size_count sizes[MT_NCATEGORIES][MT_SIZE_CLASSES];
-	unsigned missing;     /* enum mt_fact: not recorded (0 for a trace) */
+	unsigned missing;     /* enum mt_fact: not recorded (a trace: the
+				 timeline when --timeline-interval 0) */
 	/* --delta: the samples' alloc values count from DELTA_SINCE_S of the
 	 * trace on (the previous report), not from its start. */
 	bool delta;
@@ -80,6 +83,7 @@ struct mt_summary {
 	/* --at: the profile is that of one moment of the trace, AT_S. */
 	enum mt_at { MT_AT_END = 0, MT_AT_PEAK, MT_AT_TIME } at;
 	double at_s;
+	struct mt_tl_summary timeline; /* peaks in use, sparklines */
 };
 
 struct mt_raw_stack {

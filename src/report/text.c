@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "text_priv.h"
+#include "timeline_text.h"
 
 #ifndef MEMTRACE_VERSION
 #error "MEMTRACE_VERSION must be defined by the build (see Makefile)"
@@ -71,6 +72,7 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		write_amount(out, "mmapped", (int64_t)c[MT_CNT_MMAP_BYTES],
 			     (int64_t)c[MT_CNT_MMAP_OBJECTS], unit);
 	}
+	mt_tl_write_header(out, s, unit);
 	if (s->missing & MT_FACT_COUNTERS) {
 		fputs("events: not recorded\n", out);
 		if (!s->sample_bytes)
@@ -119,6 +121,8 @@ int mt_write_text(FILE *out, const struct mt_profile *p,
 	mt_write_header(out, &p->sum, o->unit, "heap profile");
 	fputc('\n', out);
 	err = mt_text_processes(out, p, o);
+	if (!err)
+		mt_tl_write_procs(out, &p->sum, o->unit);
 	if (!err)
 		err = mt_text_functions(out, p, o);
 	if (!err) {
