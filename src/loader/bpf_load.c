@@ -13,6 +13,7 @@
 #include "memleak.skel.h"
 #include "privs.h"
 #include "sampling_tables.h"
+#include "timeline.h"
 #include "unwinder.h"
 
 /* Open and load the BPF object for links of MODE.  -errno. */
@@ -36,6 +37,7 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	skel->rodata->sample_bytes = o->sample_bytes;
 	skel->rodata->unwind_mode = o->unwind;
 	mt_unwinder_size(skel, o->unwind != MT_UNWIND_FP, o->max_unwind_rows);
+	mt_timeline_size(skel, o->timeline_interval > 0);
 	mt_sampling_tables((__u32 *)skel->rodata->log2_tab,
 			   (__u32 *)skel->rodata->g_tab);
 	if (mode != MT_LINK_PERF) {

@@ -26,6 +26,7 @@
 #include "runas.h"
 #include "session.h"
 #include "target.h"
+#include "timeline.h"
 #include "tracer.h"
 
 /* What the "tracing ..." line says about stopping. */
@@ -81,8 +82,8 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 		mt_keeper_take(&reports.keeper, &raw);
 		ret = mt_reports_final(&reports, &raw, &ropts);
 	}
-	if (!ret && reports.failed)
-		ret = 1;
+	if (!ret && (reports.failed || tr.tl.error))
+		ret = 1; /* said when it failed */
 	mt_reports_free(&reports);
 	if (!ret && t && t->is_child) {
 		mt_session_reap(&tr.s);
@@ -160,7 +161,7 @@ static int check_outputs(const struct mt_options *o)
 			return mt_fail("cannot write '%s': %s", path,
 				       mt_outfile_strerror(err));
 	}
-	return 0;
+	return mt_timeline_check(o);
 }
 
 int main(int argc, char **argv)

@@ -23,7 +23,12 @@ enum {
 	OPT_NO_FOLLOW, OPT_FOLLOW,
 	OPT_MAX_MEMORY, OPT_BASE, OPT_SVG, OPT_GROWTH,
 	OPT_COUNT, OPT_KEEP, OPT_DELTA, OPT_AT,
+	OPT_TIMELINE, OPT_TIMELINE_INTERVAL, OPT_TIMELINE_MAX_SIZE,
+	OPT_TIMELINE_SVG,
 };
+
+#define DEFAULT_TIMELINE_INTERVAL 0.1
+#define DEFAULT_TIMELINE_MAX_SIZE (100ULL << 20)
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
 #define MT_MAX_HASH_ENTRIES (1L << 27)
@@ -61,6 +66,10 @@ static const struct option long_opts[] = {
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "growth", no_argument, NULL, OPT_GROWTH },
+	{ "timeline", required_argument, NULL, OPT_TIMELINE },
+	{ "timeline-interval", required_argument, NULL, OPT_TIMELINE_INTERVAL },
+	{ "timeline-max-size", required_argument, NULL, OPT_TIMELINE_MAX_SIZE },
+	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -160,6 +169,15 @@ static void usage(FILE *f)
 "  -o, --output FILE      where the formats without =FILE go\n"
 "      --comm NAME        only the processes named NAME (system-wide);\n"
 "                         with report, -p PID picks one process too\n"
+"Timeline (memory over time, per process; the report's peak in use):\n"
+"      --timeline-interval SECS  sample every SECS (default 0.1; 0: no\n"
+"                         timeline, and no cost); the largest in use of\n"
+"                         each interval is exact, not sampled\n"
+"      --timeline FILE    CSV, a row per process per interval, appended as\n"
+"                         the run goes (tail -f FILE)\n"
+"      --timeline-max-size SIZE  roll FILE over to FILE.1 (.2, .3) past\n"
+"                         SIZE, e.g. 10M (default 100M)\n"
+"      --timeline-svg FILE  the curve of in use over time, as SVG\n"
 "Report:\n"
 "  -n, --top N            functions, stacks and leaks shown (default 20)\n"
 "      --metric M         inuse_space (default), inuse_objects,\n"
@@ -419,6 +437,25 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 			return bad("--max-memory", arg,
 				   "expected bytes from 1 to 4G, e.g. 512M, 2G");
 		return 0;
+	case OPT_TIMELINE_INTERVAL:
+		if (parse_seconds(arg, true, &secs) || secs > 3600 ||
+		    (secs > 0 && secs < 0.01))
+			return bad("--timeline-interval", arg,
+				   "expected 0 (off) or a time from 10ms to 1h, e.g. 0.1, 500ms, 2s");
+		o->timeline_interval = secs;
+		return 0;
+	case OPT_TIMELINE:
+		o->timeline_csv = arg;
+		return 0;
+	case OPT_TIMELINE_SVG:
+		o->timeline_svg = arg;
+		return 0;
+	case OPT_TIMELINE_MAX_SIZE:
+		if (parse_bytes(arg, &o->timeline_max_size) ||
+		    o->timeline_max_size < 4096)
+			return bad("--timeline-max-size", arg,
+				   "expected bytes from 4K to 4G, e.g. 10M, 1G");
+		return 0;
 	case OPT_MIN_AGE:
 		if (parse_seconds(arg, true, &secs) || secs > 1e9)
 			return bad("--min-age", arg,
@@ -519,6 +556,27 @@ static void defaults(struct mt_options *o)
 	o->symbol_prefix = "";
 	o->keep = 10;
 	o->at_s = -1;
+	o->timeline_interval = DEFAULT_TIMELINE_INTERVAL;
+	o->timeline_max_size = DEFAULT_TIMELINE_MAX_SIZE;
+}
+
+/* The timeline's options: for tracing, and not with it off. */
+static int check_timeline(const struct mt_options *o, bool interval_given)
+{
+	const char *file = o->timeline_csv ? "--timeline" :
+			   o->timeline_svg ? "--timeline-svg" : NULL;
+
+	if (o->report_mode && (file || interval_given)) {
+		fprintf(stderr, "memtrace: %s is for tracing, not for report (a saved profile keeps only the peaks)\n",
+			file ? file : "--timeline-interval");
+		return -1;
+	}
+	if (file && o->timeline_interval <= 0) {
+		fprintf(stderr, "memtrace: %s needs the timeline: --timeline-interval above 0\n",
+			file);
+		return -1;
+	}
+	return 0;
 }
 
 static int check_target(struct mt_options *o, int argc, char **argv)
@@ -609,6 +667,7 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 {
 	/* Tracing stops at the first non-option (the command); report permutes. */
 	const char *shorts = "+p:d:i:o:n:s:vhV";
+	bool interval_given = false;
 	int c;
 
 	defaults(o);
@@ -647,8 +706,10 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 			optarg = argv[optind++];
 		if (parse_one(c, optarg, o))
 			return -1;
+		interval_given |= c == OPT_TIMELINE_INTERVAL;
 	}
-	if (check_target(o, argc, argv) || resolve_outputs(o))
+	if (check_target(o, argc, argv) || check_timeline(o, interval_given) ||
+	    resolve_outputs(o))
 		return -1;
 	warn_min_age(o, o->min_age_ns != DEFAULT_MIN_AGE_NS);
 	return 0;

@@ -52,6 +52,10 @@ struct mt_options {
 	bool delta;            /* --delta: alloc values since the last report */
 	bool at_peak;          /* --at peak: the final report at the peak */
 	double at_s;           /* --at TIME: ... at that time; < 0: none */
+	double timeline_interval;  /* --timeline-interval seconds; 0: no timeline */
+	const char *timeline_csv;  /* --timeline FILE */
+	uint64_t timeline_max_size; /* --timeline-max-size: CSV rolled over */
+	const char *timeline_svg;  /* --timeline-svg FILE */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };

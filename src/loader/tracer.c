@@ -340,6 +340,13 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 	tr->snap_on = !ret;
 	if (!ret && (ret = mt_session_prepare(&tr->s)) != 0)
 		ret = mt_fail("cannot watch the target: %s", strerror(-ret));
+	/* Recording has started: the timeline's times count from now.  Its
+	 * failure (said, in tl.error) fails the run at its end. */
+	if (!ret && mt_timeline_init(&tr->tl, tr->skel, o) == 0 && tr->tl.on &&
+	    (ret = mt_loop_add_timer(&tr->s.loop, o->timeline_interval,
+				     o->timeline_interval, mt_timeline_timer,
+				     &tr->tl)) != 0)
+		ret = mt_fail("cannot sample the timeline: %s", strerror(-ret));
 	return ret;
 }
 
@@ -360,6 +367,7 @@ void mt_tracer_stop(struct mt_tracer *tr)
 			strerror(tr->s.error));
 	if (tr->kind != MT_TRACER_ONE) /* last mappings; harvest exits */
 		mt_system_scan(&tr->sys, tr->skel, &tr->probes);
+	mt_timeline_finish(&tr->tl); /* the totals of that instant */
 	snprintf(tr->cxx, sizeof(tr->cxx), "%s", tr->probes.cxx);
 	mt_probes_detach(&tr->probes);
 	tr->stopped = true;
@@ -488,6 +496,7 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 	raw->sum.stop_ns = live ? (uint64_t)(now * 1e9) : tr->s.stop_ns;
 	raw->sum.mmap_traced = tr->o->mmap;
 	raw->sum.sample_bytes = tr->o->sample_bytes;
+	mt_timeline_summary(&tr->tl, &raw->sum);
 	return 0;
 }
 
@@ -512,6 +521,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 		memleak_bpf__destroy(tr->skel);
 	if (tr->snap_on)
 		mt_snapshot_free(&tr->snap);
+	mt_timeline_free(&tr->tl);
 	tr->snap_on = false;
 	free_process(&tr->proc);
 	mt_system_free(&tr->sys);

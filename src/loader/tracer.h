@@ -9,7 +9,8 @@
  *   mt_tracer_start     load, attach, tables, release the command
  *   mt_tracer_run       the event loop, until a stop condition
  *   mt_tracer_collect   a raw profile of now (any number of times)
- *   mt_tracer_stop      stop recording at one instant, detach
+ *   mt_tracer_stop      stop recording at one instant, detach (and the
+ *                       timeline's last points, its files)
  *   mt_tracer_free
  */
 #ifndef MEMTRACE_TRACER_H
@@ -24,6 +25,7 @@
 #include "snapshot.h"
 #include "system.h"
 #include "target.h"
+#include "timeline.h"
 #include "unwinder.h"
 
 struct memleak_bpf;
@@ -47,6 +49,7 @@ struct mt_tracer {
 	struct mt_session s;         /* its loop: add registrations before run */
 	struct mt_snapshot snap;     /* reading while tracing */
 	bool snap_on;
+	struct mt_timeline tl;       /* memory over time (--timeline-interval) */
 	char cxx[1024];              /* where new/delete were probed */
 	bool stopped;                /* recording stopped, probes detached */
 };
