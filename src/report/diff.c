@@ -183,6 +183,8 @@ static void subtract_summary(struct mt_summary *sum, const struct mt_summary *b,
 		}
 	}
 	sum->missing |= b->missing & ~(unsigned)MT_FACT_DURATION;
+	/* The peaks of one run less another's mean nothing. */
+	sum->missing |= MT_FACT_TIMELINE;
 	if (strcmp(sum->allocator, b->allocator) != 0 &&
 	    !(b->missing & MT_FACT_ALLOCATOR)) {
 		char alloc[sizeof(sum->allocator)];

@@ -41,6 +41,23 @@ static void recount(struct mt_profile *p)
 	}
 }
 
+/* The timeline's processes that are kept (by their own names). */
+static void filter_timeline(struct mt_tl_summary *tl, uint32_t pid,
+			    const char *comm)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < tl->nkept; i++) {
+		const struct mt_tl_peak *pk = &tl->procs[i];
+
+		if ((!pid || pk->pid == pid) &&
+		    (!comm || strncmp(pk->comm, comm, sizeof(pk->comm)) == 0))
+			tl->procs[n++] = *pk;
+	}
+	/* Those not kept in the summary are not known by name: left out. */
+	tl->nkept = tl->nprocs = n;
+}
+
 int mt_profile_filter(struct mt_profile *p, uint32_t pid, const char *comm)
 {
 	size_t total = p->nsamples ? p->nsamples : 1;
@@ -85,6 +102,7 @@ int mt_profile_filter(struct mt_profile *p, uint32_t pid, const char *comm)
 			p->procs[n++] = *pr;
 	}
 	p->nprocs = n;
+	filter_timeline(&p->sum.timeline, pid, comm);
 	recount(p);
 	/* The histogram counts every process: it cannot be split. */
 	p->sum.missing |= MT_FACT_SIZES;

@@ -32,15 +32,26 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_MUNMAP_BYTES] = "munmapped bytes",
 	[MT_CNT_SAMPLES] = "sampled allocations",
 	[MT_CNT_SNAPSHOT_SKEW] = "snapshot skew",
+	[MT_CNT_TIMELINE_FULL] = "timeline table full",
 };
 
+/* Counters a profile of an older memtrace may lack, read then as 0. */
+static bool optional(int i)
+{
+	return i == MT_CNT_SAMPLES || i == MT_CNT_SNAPSHOT_SKEW ||
+	       i == MT_CNT_TIMELINE_FULL;
+}
+
 /* Facts before the counters: the mark, target, allocator, mmap, delta; after
- * them, the size histogram's mark, then its classes. */
+ * them, the size histogram's mark, then its classes, then the timeline and
+ * each process's peak. */
 enum {
 	C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_DELTA, C_COUNTERS,
 	C_SIZES = C_COUNTERS + MT_CNT__COUNT,
 	C_SIZE_CLASSES,
-	C_END = C_SIZE_CLASSES + MT_NCATEGORIES * MT_SIZE_CLASSES
+	C_TIMELINE = C_SIZE_CLASSES + MT_NCATEGORIES * MT_SIZE_CLASSES,
+	C_PEAKS,
+	C_END = C_PEAKS + MT_TL_SUM_PROCS
 };
 
 /* The size histogram: its mark, and the start of each class's fact. */
@@ -55,6 +66,43 @@ static const char *const category_names[MT_NCATEGORIES] = {
 size_t mt_facts_count(void)
 {
 	return C_END;
+}
+
+/*
+ * "memtrace.timeline: processes N cells C of S s" and, for each process
+ * kept, "memtrace.peak K: pid P bytes B at T cells V,V,- ... comm NAME"
+ * (a cell it did not live through is "-"; the name last, as it may hold
+ * spaces).  Times with %.17g: read back, they print the same.
+ */
+static int timeline_fact(const struct mt_summary *sum, size_t k, char **out)
+{
+	const struct mt_tl_summary *tl = &sum->timeline;
+	const struct mt_tl_peak *pk = &tl->procs[k];
+	char *cells = NULL, *more;
+	size_t len = 0;
+	FILE *f;
+
+	if (k >= tl->nkept)
+		return 0;
+	f = open_memstream(&cells, &len);
+	if (!f)
+		return -ENOMEM;
+	for (size_t c = 0; c < tl->ncells; c++) {
+		if (pk->cells[c] == MT_TL_CELL_NONE)
+			fprintf(f, "%s-", c ? "," : "");
+		else
+			fprintf(f, "%s%" PRIu64, c ? "," : "", pk->cells[c]);
+	}
+	if (fclose(f))
+		return -ENOMEM;
+	if (asprintf(&more, MT_FACTS_PREFIX "peak %zu: pid %u bytes %" PRIu64
+		     " at %.17g cells %s comm %.*s", k, pk->pid, pk->bytes, pk->t,
+		     cells, (int)strnlen(pk->comm, sizeof(pk->comm)),
+		     pk->comm) < 0)
+		more = NULL;
+	free(cells);
+	*out = more;
+	return more ? 0 : -ENOMEM;
 }
 
 static int text(char **out, const char *key, const char *value, size_t len)
@@ -127,6 +175,20 @@ int mt_facts_string(const struct mt_summary *sum, size_t i, char **out)
 	default:
 		break;
 	}
+	if (i >= C_TIMELINE && (sum->missing & MT_FACT_TIMELINE))
+		return 0;
+	if (i == C_TIMELINE) {
+		const struct mt_tl_summary *tl = &sum->timeline;
+
+		if (asprintf(out, MT_FACTS_PREFIX "timeline: processes %zu cells %zu of %.17g s",
+			     tl->nprocs, tl->ncells, tl->cell_s) < 0) {
+			*out = NULL;
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	if (i >= C_PEAKS)
+		return timeline_fact(sum, i - C_PEAKS, out);
 	if (i >= C_SIZES)
 		return size_fact(sum, i - C_SIZES, out);
 	i -= C_COUNTERS;
@@ -250,6 +312,65 @@ static void read_sizes(const char *const *strs, size_t n,
 	memcpy(sum->sizes, sizes, sizeof(sizes));
 }
 
+/* The cells of a peak fact ("1,2,-,3") into PK; false if malformed. */
+static bool read_cells(const char *s, size_t ncells, struct mt_tl_peak *pk)
+{
+	for (size_t c = 0; c < ncells; c++) {
+		char *end;
+
+		if (c && *s++ != ',')
+			return false;
+		if (*s == '-') {
+			pk->cells[c] = MT_TL_CELL_NONE;
+			s++;
+			continue;
+		}
+		if (*s < '0' || *s > '9')
+			return false;
+		errno = 0;
+		pk->cells[c] = strtoull(s, &end, 10);
+		if (errno)
+			return false;
+		s = end;
+	}
+	return strncmp(s, " comm ", 6) == 0;
+}
+
+/* The timeline's facts, or MT_FACT_TIMELINE missing when absent or bad. */
+static void read_timeline(const char *const *strs, size_t n,
+			  struct mt_summary *sum)
+{
+	struct mt_tl_summary *tl = &sum->timeline;
+	const char *v = value_of(strs, n, "timeline");
+	int at = 0;
+
+	memset(tl, 0, sizeof(*tl));
+	if (!v || sscanf(v, "processes %zu cells %zu of %lf s%n", &tl->nprocs,
+			 &tl->ncells, &tl->cell_s, &at) != 3 || v[at] ||
+	    tl->ncells > MT_TL_CELLS) {
+		memset(tl, 0, sizeof(*tl));
+		sum->missing |= MT_FACT_TIMELINE;
+		return;
+	}
+	for (size_t k = 0; k < MT_TL_SUM_PROCS && k < tl->nprocs; k++) {
+		struct mt_tl_peak *pk = &tl->procs[k];
+		char key[32];
+		const char *c;
+
+		snprintf(key, sizeof(key), "peak %zu", k);
+		v = value_of(strs, n, key);
+		at = 0;
+		if (!v || sscanf(v, "pid %u bytes %" SCNu64 " at %lf cells %n",
+				 &pk->pid, &pk->bytes, &pk->t, &at) != 3 || !at)
+			break;
+		c = strstr(v + at, " comm ");
+		if (!read_cells(v + at, tl->ncells, pk) || !c)
+			break;
+		snprintf(pk->comm, sizeof(pk->comm), "%s", c + 6);
+		tl->nkept = k + 1;
+	}
+}
+
 void mt_facts_read(const char *const *strs, size_t n,
 		   struct mt_summary *sum, bool *counters_read)
 {
@@ -265,7 +386,8 @@ void mt_facts_read(const char *const *strs, size_t n,
 	else
 		sum->missing |= MT_FACT_ALLOCATOR;
 	if (!ours) {
-		sum->missing |= MT_FACT_COUNTERS | MT_FACT_SIZES;
+		sum->missing |= MT_FACT_COUNTERS | MT_FACT_SIZES |
+				MT_FACT_TIMELINE;
 		return;
 	}
 	read_sizes(strs, n, sum);
@@ -292,7 +414,7 @@ void mt_facts_read(const char *const *strs, size_t n,
 		if (!ok && total)
 			totals = false;
 		/* The sample count is there only for sampled profiles. */
-		else if (!ok && i != MT_CNT_SAMPLES && i != MT_CNT_SNAPSHOT_SKEW)
+		else if (!ok && !optional(i))
 			all = false;
 	}
 	if (!all)
@@ -301,8 +423,9 @@ void mt_facts_read(const char *const *strs, size_t n,
 		bool total = i == MT_CNT_ALLOC_OBJECTS || i == MT_CNT_ALLOC_BYTES ||
 			     i == MT_CNT_FREE_OBJECTS || i == MT_CNT_FREE_BYTES;
 
-		if (total ? totals : all || i == MT_CNT_SAMPLES)
+		if (total ? totals : all || optional(i))
 			sum->counters[i] = v[i];
 	}
 	*counters_read = totals;
+	read_timeline(strs, n, sum);
 }

@@ -80,7 +80,8 @@ static void text_summary(struct mt_raw_profile *raw, const char *path,
 
 	snprintf(sum->target, sizeof(sum->target), "profile %s", path);
 	snprintf(sum->allocator, sizeof(sum->allocator), "%s", allocator);
-	sum->missing = MT_FACT_COUNTERS | MT_FACT_DURATION | MT_FACT_SIZES;
+	sum->missing = MT_FACT_COUNTERS | MT_FACT_DURATION | MT_FACT_SIZES |
+		       MT_FACT_TIMELINE;
 	for (size_t i = 0; i < raw->nstacks; i++) {
 		const struct mt_raw_stack *s = &raw->stacks[i];
 
@@ -141,7 +142,8 @@ static int read_go(const char *path, const char *text, struct mt_profile *p,
 	snprintf(p->sum.target, sizeof(p->sum.target), "profile %s", path);
 	snprintf(p->sum.allocator, sizeof(p->sum.allocator),
 		 "go (runtime/pprof heap profile, debug=1)");
-	p->sum.missing = MT_FACT_COUNTERS | MT_FACT_DURATION | MT_FACT_SIZES;
+	p->sum.missing = MT_FACT_COUNTERS | MT_FACT_DURATION | MT_FACT_SIZES |
+		       MT_FACT_TIMELINE;
 	return ret;
 }
 

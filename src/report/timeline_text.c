@@ -52,6 +52,9 @@ void mt_tl_write_header(FILE *out, const struct mt_summary *s,
 		fprintf(out, ", pid %u (%s), the largest of %zu processes' (below)",
 			pk->pid, pk->comm, tl->nprocs);
 	fputc('\n', out);
+	if (s->counters[MT_CNT_TIMELINE_FULL] && !(s->missing & MT_FACT_COUNTERS))
+		fprintf(out, "timeline: %" PRIu64 " allocator events left out, of processes past the %d it keeps at once\n",
+			s->counters[MT_CNT_TIMELINE_FULL], MT_MAX_PROCS);
 	if (tl->nprocs != 1 || !pk)
 		return;
 	fprintf(out, "in use over time: %s (%zu cells of %.2f s; %s %s)\n",
