@@ -781,6 +781,59 @@ static void test_size_facts(void **state)
 	mt_profile_free(&p);
 }
 
+/* The timeline's summary (peaks, sparkline cells, names with spaces)
+ * comes back as written; a profile without one says not recorded. */
+static void test_timeline_facts(void **state)
+{
+	const char *path = tmp_path("timeline.pb.gz");
+	struct mt_tl_summary *tl;
+	struct mt_profile p, q;
+	char err[256];
+
+	(void)state;
+	build_profile(&p, false);
+	tl = &p.sum.timeline;
+	tl->nprocs = 12;
+	tl->nkept = MT_TL_SUM_PROCS;
+	tl->ncells = 7;
+	tl->cell_s = 0.1 * 7 / 3;
+	for (size_t k = 0; k < tl->nkept; k++) {
+		struct mt_tl_peak *pk = &tl->procs[k];
+
+		pk->pid = 1000 + (uint32_t)k;
+		snprintf(pk->comm, sizeof(pk->comm), "w %zu: x,y", k);
+		pk->bytes = (UINT64_C(1) << 40) + k;
+		pk->t = 1.0 / 3 + (double)k;
+		for (size_t c = 0; c < tl->ncells; c++)
+			pk->cells[c] = c == k % 7 ? MT_TL_CELL_NONE : c * k;
+	}
+	assert_int_equal(mt_pprof_write_opts(path, &p, &fixed), 0);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.sum.missing & MT_FACT_TIMELINE, 0);
+	assert_int_equal(q.sum.timeline.nprocs, 12);
+	assert_int_equal(q.sum.timeline.nkept, MT_TL_SUM_PROCS);
+	assert_int_equal(q.sum.timeline.ncells, 7);
+	assert_true(q.sum.timeline.cell_s == tl->cell_s);
+	for (size_t k = 0; k < tl->nkept; k++) {
+		const struct mt_tl_peak *a = &tl->procs[k];
+		const struct mt_tl_peak *b = &q.sum.timeline.procs[k];
+
+		assert_int_equal(b->pid, a->pid);
+		assert_string_equal(b->comm, a->comm);
+		assert_int_equal(b->bytes, a->bytes);
+		assert_true(b->t == a->t);
+		assert_memory_equal(b->cells, a->cells, 7 * sizeof(a->cells[0]));
+	}
+	mt_profile_free(&q);
+	p.sum.missing = MT_FACT_TIMELINE;
+	assert_int_equal(mt_pprof_write_opts(path, &p, &fixed), 0);
+	assert_int_equal(mt_pprof_read(path, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.sum.missing, MT_FACT_TIMELINE);
+	assert_int_equal(q.sum.timeline.nkept, 0);
+	mt_profile_free(&q);
+	mt_profile_free(&p);
+}
+
 /* ---- a real Go heap profile ---- */
 
 static const struct mt_sample *sample_with_leaf(const struct mt_profile *p,
@@ -1393,6 +1446,7 @@ int main(void)
 		cmocka_unit_test(test_build_ids),
 		cmocka_unit_test(test_facts_not_recorded),
 		cmocka_unit_test(test_size_facts),
+		cmocka_unit_test(test_timeline_facts),
 		cmocka_unit_test(test_go_heap_profile),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_truncated),

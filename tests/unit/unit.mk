@@ -17,7 +17,8 @@ UNIT_REPORT := units profile frame itab cu_index sym_index proc_dwfl resolve sym
                text text_fmt text_funcs text_procs text_sizes text_stacks outfile \
                build_id local_elf maps_text heap_text tcmalloc_read jemalloc_read go_text_read \
                flame_tree flame_svg flame_svg_script \
-               diff filter profile_read growth
+               diff filter profile_read growth \
+               timeline_text timeline_data timeline_csv timeline_svg
 
 UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
 UNIT_CXXFLAGS := -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer
