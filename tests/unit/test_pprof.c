@@ -801,7 +801,7 @@ static void test_timeline_facts(void **state)
 		struct mt_tl_peak *pk = &tl->procs[k];
 
 		pk->pid = 1000 + (uint32_t)k;
-		snprintf(pk->comm, sizeof(pk->comm), "w %zu: x,y", k);
+		snprintf(pk->comm, sizeof(pk->comm), "w %u: x,y", (unsigned)k % 10);
 		pk->bytes = (UINT64_C(1) << 40) + k;
 		pk->t = 1.0 / 3 + (double)k;
 		for (size_t c = 0; c < tl->ncells; c++)
