@@ -452,9 +452,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return 0;
 	case OPT_TIMELINE_MAX_SIZE:
 		if (parse_bytes(arg, &o->timeline_max_size) ||
-		    o->timeline_max_size < 4096)
+		    o->timeline_max_size < 1024)
 			return bad("--timeline-max-size", arg,
-				   "expected bytes from 4K to 4G, e.g. 10M, 1G");
+				   "expected bytes from 1K to 4G, e.g. 10M, 1G");
 		return 0;
 	case OPT_MIN_AGE:
 		if (parse_seconds(arg, true, &secs) || secs > 1e9)

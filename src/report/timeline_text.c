@@ -57,7 +57,7 @@ void mt_tl_write_header(FILE *out, const struct mt_summary *s,
 			s->counters[MT_CNT_TIMELINE_FULL], MT_MAX_PROCS);
 	if (tl->nprocs != 1 || !pk)
 		return;
-	fprintf(out, "in use over time: %s (%zu cells of %.2f s; %s %s)\n",
+	fprintf(out, "in use over time: |%s| (%zu cells of %.2f s; %s %s)\n",
 		mt_tl_sparkline(spark, sizeof(spark), pk->cells, tl->ncells,
 				pk->bytes),
 		tl->ncells, tl->cell_s, MT_TL_SPARKS + 21, v);
@@ -76,7 +76,7 @@ void mt_tl_write_procs(FILE *out, const struct mt_summary *s,
 	for (size_t i = 0; i < tl->nkept; i++) {
 		const struct mt_tl_peak *pk = &tl->procs[i];
 
-		fprintf(out, "%10s at %8.2f s  pid %u (%s)  %s\n",
+		fprintf(out, "%10s at %8.2f s  pid %u (%s)  |%s|\n",
 			mt_format_bytes(v, sizeof(v), (int64_t)pk->bytes, unit),
 			pk->t, pk->pid, pk->comm,
 			mt_tl_sparkline(spark, sizeof(spark), pk->cells,

@@ -25,7 +25,7 @@ char *mt_tl_sparkline(char *buf, size_t len, const uint64_t *cells,
 
 /*
  * "peak in use: B bytes at T s (U)", and for one process
- * "in use over time: SPARKLINE (N cells of S s; █ U)"; with several the
+ * "in use over time: |SPARKLINE| (N cells of S s; █ U)"; with several the
  * largest peak, whose process it is, and how many there are.  "peak in
  * use: not recorded" when S lacks the timeline.
  */

@@ -365,6 +365,7 @@ class Report:
         self.untracked = None    # None when sampling (-s)
         self.sampling = None     # -s: (mean bytes, allocations sampled or None)
         self.drops = None        # (total, {name: n})
+        self.peak = None         # (bytes, seconds); None: not recorded
         self.title = None        # "Showing top ..." line
         self.shown = None        # (N shown at most, M functions)
         self.rows = []
@@ -474,6 +475,10 @@ def parse_report(text):
         # A difference (--base, --growth) may be negative.
         mm = need(key, r"^(-?\d+) bytes in (-?\d+) objects")
         setattr(rep, attr, (int(mm.group(1)), int(mm.group(2))))
+    # The timeline's peak: "B bytes at T s (U)[, pid ...]" or not recorded.
+    if recorded("peak in use"):
+        mm = need("peak in use", r"^(\d+) bytes at (\d+(?:\.\d+)?) s \(")
+        rep.peak = (int(mm.group(1)), float(mm.group(2)))
     rep.events = rep.untracked = rep.drops = None
     if recorded("events"):
         mm = need("events", r"^(\d+) allocator calls, (\d+) failed$")
@@ -504,12 +509,13 @@ def parse_report(text):
     # The table.
     while i < len(lines) and not lines[i].strip():
         i += 1
-    # Per-process totals, shown when several processes were traced.
-    if i < len(lines) and lines[i].startswith("Processes by"):
-        while i < len(lines) and lines[i].strip():
-            i += 1
-        while i < len(lines) and not lines[i].strip():
-            i += 1
+    # Per-process totals and peaks, shown when several processes were traced.
+    for section in ("Processes by", "Peak in use by process"):
+        if i < len(lines) and lines[i].startswith(section):
+            while i < len(lines) and lines[i].strip():
+                i += 1
+            while i < len(lines) and not lines[i].strip():
+                i += 1
     if i < len(lines) and lines[i].startswith("Showing"):
         rep.title = lines[i]
         mm = re.match(r"^Showing top (\d+) of (\d+) functions", lines[i])

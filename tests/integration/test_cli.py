@@ -267,7 +267,8 @@ def sticky_dir(name):
     return d
 
 
-OUTPUT_FLAGS = (("-o", "{}"), ("--pprof", "{}"), ("--text={}",), ("--folded={}",))
+OUTPUT_FLAGS = (("-o", "{}"), ("--pprof", "{}"), ("--text={}",), ("--folded={}",),
+                ("--timeline", "{}"), ("--timeline-svg", "{}"))
 
 
 @test("cli.output.foreign_symlink", needs=("memtrace", "root"))

@@ -139,7 +139,7 @@ static void test_header(void **state)
 	fclose(f);
 	assert_string_equal(text,
 		"peak in use: 12582912 bytes at 0.92 s (12.00MiB)\n"
-		"in use over time: ▁█▃ (3 cells of 0.10 s; █ 12.00MiB)\n");
+		"in use over time: |▁█▃| (3 cells of 0.10 s; █ 12.00MiB)\n");
 	free(text);
 
 	s.timeline.nprocs = 11;
@@ -155,8 +155,8 @@ static void test_header(void **state)
 		"peak in use: 12582912 bytes at 0.92 s (12.00MiB), pid 7 (p), the largest of 11 processes' (below)\n"
 		"timeline: 3 allocator events left out, of processes past the 32768 it keeps at once\n"
 		"Peak in use by process (in use over time: 3 cells of 0.10 s):\n"
-		"  12.00MiB at     0.92 s  pid 7 (p)  ▁█▃\n"
-		"   1.00KiB at     1.50 s  pid 8 (q)   ▄█\n"
+		"  12.00MiB at     0.92 s  pid 7 (p)  |▁█▃|\n"
+		"   1.00KiB at     1.50 s  pid 8 (q)  | ▄█|\n"
 		"... and 9 more processes\n"
 		"\n");
 	free(text);
