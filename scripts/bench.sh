@@ -152,6 +152,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run untraced "$rep" run_untraced "$rep"
 	run floor "$rep" run_memtrace floor "$rep" --probe-only
 	run full "$rep" run_memtrace full "$rep"
+	# The timeline (on by default) off: what it adds to full tracing.
+	run full_notl "$rep" run_memtrace full_notl "$rep" --timeline-interval 0
 	run sampling "$rep" run_memtrace sampling "$rep" -s "$SAMPLE_BYTES"
 	# The same without uprobe sessions: every return probe fires.
 	run sampling_multi "$rep" run_memtrace_links multi sampling_multi "$rep" -s "$SAMPLE_BYTES"
@@ -297,6 +299,7 @@ rows = []   # (label, results, kind)
 rows.append(("untraced", collect("untraced", False), "untraced"))
 rows.append(("trap floor (--probe-only)", collect("floor", True), "floor"))
 rows.append(("memtrace, full tracing", collect("full", True), "full"))
+rows.append(("memtrace, full, --timeline-interval 0", collect("full_notl", True), "full"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (sampling)", collect("sampling", True), "sampling"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, no sessions", collect("sampling_multi", True),
              "sampling"))
@@ -350,6 +353,23 @@ def sanity(kind, res):
         e = med(errs)
         return f"est {e:+.1f}%" if e is not None else "-"
     return "-"
+
+def timeline_cost():
+    """Full tracing with the timeline (the default) against without, in
+    the same rounds: the median of the per-round ratios of cpu ns/op
+    (less disturbed by other load than the wall time)."""
+    on = {rep: p for rep, p, rc in runs.get("full", []) if rc == 0}
+    off = {rep: p for rep, p, rc in runs.get("full_notl", []) if rc == 0}
+    ratios = []
+    for rep in sorted(set(on) & set(off)):
+        a, b = kv(on[rep] + ".churn"), kv(off[rep] + ".churn")
+        if a and b and float(b.get("cpu_ns_per_op", 0)) > 0:
+            ratios.append(float(a["cpu_ns_per_op"]) / float(b["cpu_ns_per_op"]))
+    if not ratios:
+        return None
+    return (f"timeline (--timeline-interval 0.1, the default) added to full tracing: "
+            f"{100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
+            + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios) + ")")
 
 # ---- header ----
 def sh(cmd):
@@ -445,6 +465,9 @@ print("tool CPU s / maxrss: the tracer's own user+sys and peak RSS (its rusage m
 print("totals: the report's allocated objects match churn's malloc count exactly.")
 for n in notes:
     print("  " + n)
+tc = timeline_cost()
+if tc:
+    print("  " + tc)
 
 # ---- report rendering over many stacks ----
 if nstacks:
