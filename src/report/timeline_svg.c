@@ -104,8 +104,8 @@ static void axes(FILE *out, const struct plot *p)
 		u++;
 	fprintf(out, "<g class=\"axes\" font-size=\"12\" fill=\"#444\" stroke=\"none\">\n");
 	step = nice_step(p->vmax / vunits[u].scale, 5);
-	for (double v = 0; v <= p->vmax / vunits[u].scale + step * 1e-9; v += step) {
-		double y = py(p, v * vunits[u].scale);
+	for (int k = 0; k * step <= p->vmax / vunits[u].scale + step * 1e-9; k++) {
+		double v = k * step, y = py(p, v * vunits[u].scale);
 
 		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
 			LEFT, y, LEFT + p->pw, y);
@@ -113,8 +113,8 @@ static void axes(FILE *out, const struct plot *p)
 			LEFT - 6, y + 4, v, vunits[u].name);
 	}
 	step = nice_step(p->tmax / tscale, 8);
-	for (double t = 0; t <= p->tmax / tscale + step * 1e-9; t += step) {
-		double x = px(p, t * tscale);
+	for (int k = 0; k * step <= p->tmax / tscale + step * 1e-9; k++) {
+		double t = k * step, x = px(p, t * tscale);
 
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
 			x, p->top, x, p->top + p->ph);

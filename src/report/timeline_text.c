@@ -10,6 +10,9 @@
 #define VALUE_BUF 32
 #define SPARK_BUF (3 * MT_TL_CELLS + 1)
 
+/* MT_TL_SPARKS one character (3 bytes) each. */
+static const char sparks[8][4] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+
 char *mt_tl_sparkline(char *buf, size_t len, const uint64_t *cells,
 		      size_t n, uint64_t max)
 {
@@ -27,7 +30,7 @@ char *mt_tl_sparkline(char *buf, size_t len, const uint64_t *cells,
 		if (max && cells[i])
 			level = (int)ceil((double)cells[i] / (double)max * 8.0) - 1;
 		level = level < 0 ? 0 : level > 7 ? 7 : level;
-		memcpy(buf + at, MT_TL_SPARKS + 3 * level, 3);
+		memcpy(buf + at, sparks[level], 3);
 		at += 3;
 	}
 	buf[at] = '\0';
@@ -60,7 +63,7 @@ void mt_tl_write_header(FILE *out, const struct mt_summary *s,
 	fprintf(out, "in use over time: |%s| (%zu cells of %.2f s; %s %s)\n",
 		mt_tl_sparkline(spark, sizeof(spark), pk->cells, tl->ncells,
 				pk->bytes),
-		tl->ncells, tl->cell_s, MT_TL_SPARKS + 21, v);
+		tl->ncells, tl->cell_s, sparks[7], v);
 }
 
 void mt_tl_write_procs(FILE *out, const struct mt_summary *s,
