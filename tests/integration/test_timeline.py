@@ -22,6 +22,8 @@ between two samples.
   timeline.exec      -- bash -c 'exec phases': the shell's blocks count as
                      freed at the exec, the last row = the report's totals
   timeline.pprof     the peak line read back from --pprof by report
+  timeline.browser   the SVG in headless Chromium (browser.py): no error,
+                     the band of interval maxima drawn up to the peak
 
 Expected numbers come from the #defines of phases.c.
 """
@@ -317,3 +319,32 @@ def _pprof():
     check_eq(live.peak[0], v["A1"] + v["A2"] + v["TRANSIENT"], "the live report's peak")
     check_eq(back.header["peak in use"], live.header["peak in use"], "peak in use read back")
     check_eq(back.header["in use over time"], live.header["in use over time"], "sparkline read back")
+
+
+@test("timeline.browser")
+def _browser():
+    """The SVG as Chromium renders it: no error, and the band of interval
+    maxima reaches the transient peak's height (blue inside, not above)."""
+    import browser
+    _, rows, path = run_phases("browser", svg=True)
+    svg = path + ".svg"
+    png = os.path.join(mtlib.TMPDIR, "tl.browser.png")
+    root = ET.parse(svg).getroot()
+    width, height = int(root.get("width")), int(root.get("height"))
+    log = browser.screenshot(svg, png, width=width, height=height)
+    check_eq(browser.js_errors(log), [], "errors in Chromium's console")
+    band = root.find(".//{http://www.w3.org/2000/svg}path[@class='max']")
+    nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", band.get("d"))]
+    pts = list(zip(nums[0::2], nums[1::2]))
+    top = min(y for _, y in pts)
+    xs = [x for x, y in pts if y == top]
+    x = (min(xs) + max(xs)) / 2
+    img = browser.Png(png)
+
+    def blue(px):
+        r, g, b = px
+        return b > r + 10
+
+    inside, above = img.rgb(x, top + 4), img.rgb(x, top - 8)
+    check(blue(inside), "the peak's band at (%.0f, %.0f) is not drawn: %r" % (x, top + 4, inside))
+    check(not blue(above), "blue above the peak's band at (%.0f, %.0f): %r" % (x, top - 8, above))
