@@ -74,6 +74,10 @@ bool mt_keeper_take(struct mt_keeper *k, struct mt_raw_profile *final)
 	*final = k->raw;
 	memcpy(final->sum.target, sum.target, sizeof(sum.target));
 	memcpy(final->sum.allocator, sum.allocator, sizeof(sum.allocator));
+	/* The timeline's peaks and sparklines are the whole run's. */
+	final->sum.timeline = sum.timeline;
+	final->sum.missing = (final->sum.missing & ~(unsigned)MT_FACT_TIMELINE) |
+			     (sum.missing & MT_FACT_TIMELINE);
 	final->procs = procs;
 	final->nprocs = nprocs;
 	final->sum.at = k->peak ? MT_AT_PEAK : MT_AT_TIME;

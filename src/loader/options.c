@@ -571,6 +571,8 @@ static int check_timeline(const struct mt_options *o, bool interval_given)
 			file ? file : "--timeline-interval");
 		return -1;
 	}
+	if (!file && (o->at_peak || o->at_s >= 0))
+		file = "--at";
 	if (file && o->timeline_interval <= 0) {
 		fprintf(stderr, "memtrace: %s needs the timeline: --timeline-interval above 0\n",
 			file);

@@ -194,6 +194,14 @@ static void on_report(void *arg)
 	mt_reports_now(arg);
 }
 
+/* The timeline sampled: perhaps the moment --at wants. */
+static void on_timeline(void *arg, double t, uint64_t inuse)
+{
+	struct mt_reports *r = arg;
+
+	mt_keeper_sample(&r->keeper, r->tr, t, inuse);
+}
+
 int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
 		     struct mt_tracer *tr)
 {
@@ -204,6 +212,10 @@ int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
 	 * (out of memory) symbolises without. */
 	r->symbols = mt_symcache_new();
 	mt_keeper_init(&r->keeper, o);
+	if (r->keeper.on) {
+		tr->tl.on_sample = on_timeline;
+		tr->tl.on_sample_ctx = r;
+	}
 	tr->s.on_report = on_report;
 	tr->s.report_ctx = r;
 	if (o->interval > 0)

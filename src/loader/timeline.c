@@ -149,9 +149,12 @@ static void csv_failed(struct mt_timeline *tl, int err)
 	tl->csv_open = false;
 }
 
-/* Slot I's point at T; RECYCLE: forget it if its process exited. */
+/*
+ * Slot I's point at T, its in use added to *INUSE; RECYCLE: forget it if
+ * its process exited.
+ */
 static int sample_slot(struct mt_timeline *tl, uint32_t i, double t,
-		       bool recycle_gone)
+		       bool recycle_gone, uint64_t *inuse)
 {
 	struct mt_proc_totals *p = &tl->totals[i];
 	struct mt_tl_slot *s = &tl->slots[i];
@@ -192,6 +195,7 @@ static int sample_slot(struct mt_timeline *tl, uint32_t i, double t,
 	if (v.inuse_bytes > v.max_inuse_bytes)
 		v.max_inuse_bytes = v.inuse_bytes;
 	s->inuse = v.inuse_bytes;
+	*inuse += v.inuse_bytes;
 	ret = mt_tl_point_add(&tl->data, s->series, t, &v);
 	if (!ret && tl->csv_open) {
 		ret = mt_tl_csv_add(&tl->csv, t, pid,
@@ -202,6 +206,9 @@ static int sample_slot(struct mt_timeline *tl, uint32_t i, double t,
 	}
 	if (!ret && exited) {
 		tl->data.series[s->series].gone = true;
+		/* What it left counts from now on in gone_inuse. */
+		tl->gone_inuse += v.inuse_bytes;
+		*inuse -= v.inuse_bytes;
 		recycle(tl, i);
 	}
 	return ret;
@@ -211,17 +218,22 @@ static int sample(struct mt_timeline *tl, double t, bool recycle_gone)
 {
 	uint32_t n = __atomic_load_n(&tl->skel->bss->proc_slots_next,
 				     __ATOMIC_ACQUIRE);
+	uint64_t inuse = 0;
 	int ret = 0;
 
 	if (n > MT_MAX_PROCS)
 		n = MT_MAX_PROCS;
 	for (uint32_t i = 0; i < n && !ret; i++)
-		ret = sample_slot(tl, i, t, recycle_gone);
+		ret = sample_slot(tl, i, t, recycle_gone, &inuse);
 	if (!ret && tl->csv_open) {
 		int err = mt_tl_csv_flush(&tl->csv);
 
 		if (err)
 			csv_failed(tl, err);
+	}
+	/* While recording (not the last sample): the keeper's moment. */
+	if (!ret && recycle_gone && tl->on_sample) {
+		tl->on_sample(tl->on_sample_ctx, t, inuse + tl->gone_inuse);
 	}
 	return ret;
 }

@@ -58,6 +58,12 @@ struct mt_timeline {
 	struct mt_tl_csv csv;
 	const char *csv_path, *svg_path;
 	int error;             /* the first error writing the CSV */
+	uint64_t gone_inuse;   /* what exited processes left in use */
+	/* Called after each sample while recording, with T and the heap in
+	 * use of every process (exited ones: what they left): the keeper of
+	 * --at; set after mt_timeline_init, may be NULL. */
+	void (*on_sample)(void *ctx, double t, uint64_t inuse);
+	void *on_sample_ctx;
 };
 
 /*

@@ -22,6 +22,8 @@ between two samples.
   timeline.exec      -- bash -c 'exec phases': the shell's blocks count as
                      freed at the exec, the last row = the report's totals
   timeline.pprof     the peak line read back from --pprof by report
+  timeline.at_peak   --at peak: the moment is the highest sample, the header
+                     keeps the exact peak; --at needs the timeline
   timeline.browser   the SVG in headless Chromium (browser.py): no error,
                      the band of interval maxima drawn up to the peak
 
@@ -348,3 +350,21 @@ def _browser():
     inside, above = img.rgb(x, top + 4), img.rgb(x, top - 8)
     check(blue(inside), "the peak's band at (%.0f, %.0f) is not drawn: %r" % (x, top + 4, inside))
     check(not blue(above), "blue above the peak's band at (%.0f, %.0f): %r" % (x, top - 8, above))
+
+
+@test("timeline.at_peak")
+def _at_peak():
+    """--at peak takes the moment from the timeline's samples: the highest
+    in use at a sample (A1 + A2: the transient block lives between two),
+    while the header's peak stays the whole run's exact one."""
+    out = os.path.join(mtlib.TMPDIR, "tl.at.txt")
+    res = mtlib.run_memtrace(["--at", "peak", "--unit", "B", "-o", out, "--", mtlib.prog_path("phases")])
+    check_eq(res.rc, 0, "memtrace --at peak -- phases", mtlib.tail(res.stderr))
+    with open(out) as f:
+        rep = mtlib.parse_report(f.read())
+    v = defines()
+    check("moment" in rep.header, "no 'moment:' line", rep.text[:800])
+    check_eq(rep.inuse, (v["A1"] + v["A2"], 2), "in use at the moment", rep.text[:800])
+    check_eq(rep.peak[0], v["A1"] + v["A2"] + v["TRANSIENT"], "the run's peak in the header", rep.text[:800])
+    res = mtlib.run_memtrace(["--at", "peak", "--timeline-interval", "0", "--", mtlib.prog_path("phases")])
+    mtlib.check_one_line_error(res, "--at peak --timeline-interval 0", mention=("timeline",))
