@@ -87,6 +87,31 @@ bool mt_keeper_take(struct mt_keeper *k, struct mt_raw_profile *final)
 	return true;
 }
 
+void mt_keeper_init_peak(struct mt_keeper *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->on = k->peak = true;
+	k->at_s = -1;
+}
+
+bool mt_keeper_take_kept(struct mt_keeper *k, struct mt_raw_profile *raw,
+			 struct mt_process *procs, size_t nprocs)
+{
+	double next_ok = k->next_ok;
+
+	if (!k->have)
+		return false;
+	*raw = k->raw;
+	raw->procs = procs;
+	raw->nprocs = nprocs;
+	raw->sum.at = MT_AT_PEAK;
+	raw->sum.at_s = k->t;
+	memset(&k->raw, 0, sizeof(k->raw));
+	mt_keeper_init_peak(k);
+	k->next_ok = next_ok;
+	return true;
+}
+
 void mt_keeper_free(struct mt_keeper *k)
 {
 	drop(k);

@@ -45,6 +45,17 @@ void mt_keeper_sample(struct mt_keeper *k, struct mt_tracer *tr, double t,
  */
 bool mt_keeper_take(struct mt_keeper *k, struct mt_raw_profile *final);
 
+/*
+ * --record: the interval's kept profile, if any, moved into RAW (zeroed by
+ * the caller), its procs those PROCS, NPROCS of now; the keeper starts
+ * afresh for the next interval.  False when none was kept.
+ */
+bool mt_keeper_take_kept(struct mt_keeper *k, struct mt_raw_profile *raw,
+			 struct mt_process *procs, size_t nprocs);
+
+/* A keeper of each interval's highest sample (--record). */
+void mt_keeper_init_peak(struct mt_keeper *k);
+
 void mt_keeper_free(struct mt_keeper *k);
 
 #endif

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpf_log.h"
@@ -22,6 +23,7 @@
 #include "privs.h"
 #include "profile_read.h"
 #include "render.h"
+#include "record.h"
 #include "reports.h"
 #include "runas.h"
 #include "session.h"
@@ -120,15 +122,26 @@ static int report_file(const struct mt_options *o)
 	struct mt_render_opts ropts = mt_reports_opts(o, false);
 	struct mt_pprof_limits lim = { MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO,
 				       MT_PPROF_MAX_MEMORY, o->max_memory };
-	char err[512];
+	const char *input = o->input;
+	char err[512], picked[4096];
+	struct stat st;
 	int ret;
 
 	if (o->growth)
 		return mt_report_growth(o, &lim, &ropts);
-	ret = mt_profile_read(o->input, &lim, &prof, err, sizeof(err));
+	/* A recording (--record DIR): the profile of the moment asked for. */
+	if (stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (mt_record_pick(o, input, picked, sizeof(picked)))
+			return 1;
+		input = picked;
+	} else if (o->at_peak || o->at_s >= 0) {
+		return mt_fail("--at with report is for a recording (a directory made by --record), not for %s",
+			       input);
+	}
+	ret = mt_profile_read(input, &lim, &prof, err, sizeof(err));
 	if (ret) {
 		mt_profile_free(&prof);
-		return mt_fail("%s: %s", o->input, err);
+		return mt_fail("%s: %s", input, err);
 	}
 	if (o->base) {
 		ret = subtract_base(o, &lim, &prof);
@@ -181,6 +194,8 @@ int main(int argc, char **argv)
 	if (runas.sudo)
 		mt_outfile_owner(runas.uid, runas.gid);
 	t.child.runas = o.as_root ? NULL : &runas;
+	if (o.record && mt_record_prepare(&o))
+		return 1;
 	if (check_outputs(&o))
 		return 1;
 	if (o.report_mode)

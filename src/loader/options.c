@@ -22,7 +22,7 @@ enum {
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
 	OPT_MAX_MEMORY, OPT_BASE, OPT_SVG, OPT_GROWTH,
-	OPT_COUNT, OPT_KEEP, OPT_DELTA, OPT_AT,
+	OPT_COUNT, OPT_KEEP, OPT_DELTA, OPT_AT, OPT_RECORD,
 	OPT_TIMELINE, OPT_TIMELINE_INTERVAL, OPT_TIMELINE_MAX_SIZE,
 	OPT_TIMELINE_SVG,
 };
@@ -41,6 +41,7 @@ static const struct option long_opts[] = {
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "delta", no_argument, NULL, OPT_DELTA },
 	{ "at", required_argument, NULL, OPT_AT },
+	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", optional_argument, NULL, 'n' },
 	{ "metric", required_argument, NULL, OPT_METRIC },
@@ -140,6 +141,11 @@ static void usage(FILE *f)
 "                         peak (the highest in use the timeline saw) or a\n"
 "                         time of the trace (12.5s), at the timeline's\n"
 "                         resolution (--timeline-interval)\n"
+"      --record DIR       keep the run in DIR: the timeline, a profile per\n"
+"                         interval (-i, default 10 s) at its highest\n"
+"                         sample, the final one and an index; then\n"
+"                         `memtrace report DIR --at peak|TIME` shows a\n"
+"                         moment without the process\n"
 "      --delta            each report's alloc_space/alloc_objects count\n"
 "                         only since the previous report (in-use values\n"
 "                         are always those of the moment)\n"
@@ -350,6 +356,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return 0;
 	case OPT_DELTA:
 		o->delta = true;
+		return 0;
+	case OPT_RECORD:
+		o->record = arg;
 		return 0;
 	case OPT_AT:
 		if (strcmp(arg, "peak") == 0) {
@@ -608,9 +617,8 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 			fprintf(stderr, "memtrace: -s is for tracing, not for report (a saved profile says how it was sampled)\n");
 			return -1;
 		}
-		if (o->interval > 0 || o->count || o->delta || o->at_peak ||
-		    o->at_s >= 0) {
-			fprintf(stderr, "memtrace: -i, --count, --delta and --at are for tracing, not for report\n");
+		if (o->interval > 0 || o->count || o->delta || o->record) {
+			fprintf(stderr, "memtrace: -i, --count, --delta and --record are for tracing, not for report\n");
 			return -1;
 		}
 		/* In a report, -p picks one process of a system-wide profile. */

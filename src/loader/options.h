@@ -52,6 +52,7 @@ struct mt_options {
 	bool delta;            /* --delta: alloc values since the last report */
 	bool at_peak;          /* --at peak: the final report at the peak */
 	double at_s;           /* --at TIME: ... at that time; < 0: none */
+	const char *record;    /* --record DIR */
 	double timeline_interval;  /* --timeline-interval seconds; 0: no timeline */
 	const char *timeline_csv;  /* --timeline FILE */
 	uint64_t timeline_max_size; /* --timeline-max-size: CSV rolled over */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "record.h"
 #include "blocks.h"
 #include "filter.h"
 
@@ -125,6 +126,14 @@ static void remove_numbered(const struct mt_options *o, unsigned seq)
 			unlink(path);
 }
 
+/* Heap bytes in use in RAW's header. */
+static uint64_t inuse_of(const struct mt_raw_profile *raw)
+{
+	const uint64_t *c = raw->sum.counters;
+
+	return c[MT_CNT_ALLOC_BYTES] - c[MT_CNT_FREE_BYTES];
+}
+
 void mt_reports_now(struct mt_reports *r)
 {
 	const struct mt_options *o = r->o;
@@ -133,7 +142,9 @@ void mt_reports_now(struct mt_reports *r)
 	struct mt_render_opts ropts = mt_reports_opts(o, false);
 	struct mt_raw_profile raw = { 0 };
 	unsigned seq = r->seq + 1;
-	size_t nblocks, nstacks;
+	struct mt_process *procs;
+	size_t nblocks, nstacks, nprocs;
+	bool kept;
 	double t0, t1;
 	int ret;
 
@@ -145,7 +156,11 @@ void mt_reports_now(struct mt_reports *r)
 			outs[i].path = paths[i];
 	}
 	t0 = mt_loop_now();
-	ret = mt_tracer_collect(r->tr, &raw);
+	mt_tracer_procs(r->tr, &procs, &nprocs);
+	/* --record: the interval's highest sample, if one was kept. */
+	kept = o->record &&
+	       mt_keeper_take_kept(&r->ikeeper, &raw, procs, nprocs);
+	ret = kept ? 0 : mt_tracer_collect(r->tr, &raw);
 	t1 = mt_loop_now();
 	if (ret) {
 		raw.procs = NULL;
@@ -158,6 +173,8 @@ void mt_reports_now(struct mt_reports *r)
 	r->seq = seq;
 	if (to_stdout(o))
 		separator(&raw);
+	mt_record_index(o, seq, t1 - r->tr->s.start,
+			kept ? raw.sum.at_s : raw.sum.duration_s, inuse_of(&raw));
 	nblocks = raw.nblocks;
 	nstacks = raw.nstacks;
 	if (render(o, &raw, &ropts, r, outs, o->noutputs))
@@ -178,6 +195,9 @@ void mt_reports_now(struct mt_reports *r)
 int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
 		     const struct mt_render_opts *ropts)
 {
+	mt_record_index(r->o, 0, r->tr->s.elapsed,
+			raw->sum.at ? raw->sum.at_s : raw->sum.duration_s,
+			inuse_of(raw));
 	if (r->seq && to_stdout(r->o))
 		separator(raw);
 	return render(r->o, raw, ropts, r, r->o->outputs, r->o->noutputs);
@@ -200,6 +220,8 @@ static void on_timeline(void *arg, double t, uint64_t inuse)
 	struct mt_reports *r = arg;
 
 	mt_keeper_sample(&r->keeper, r->tr, t, inuse);
+	if (r->o->record)
+		mt_keeper_sample(&r->ikeeper, r->tr, t, inuse);
 }
 
 int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
@@ -212,7 +234,8 @@ int mt_reports_start(struct mt_reports *r, const struct mt_options *o,
 	 * (out of memory) symbolises without. */
 	r->symbols = mt_symcache_new();
 	mt_keeper_init(&r->keeper, o);
-	if (r->keeper.on) {
+	mt_keeper_init_peak(&r->ikeeper);
+	if (r->keeper.on || o->record) {
 		tr->tl.on_sample = on_timeline;
 		tr->tl.on_sample_ctx = r;
 	}
@@ -230,4 +253,5 @@ void mt_reports_free(struct mt_reports *r)
 	mt_symcache_free(r->symbols);
 	r->symbols = NULL;
 	mt_keeper_free(&r->keeper);
+	mt_keeper_free(&r->ikeeper);
 }

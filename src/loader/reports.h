@@ -26,6 +26,7 @@ struct mt_reports {
 	struct mt_delta delta;   /* --delta: the previous report's totals */
 	struct mt_symcache *symbols; /* kept from one report to the next */
 	struct mt_keeper keeper;     /* --at: the moment's profile */
+	struct mt_keeper ikeeper;    /* --record: each interval's highest */
 };
 
 /* The report options of O (EXITED_CHILD: every block left is a leak). */

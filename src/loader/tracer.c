@@ -500,6 +500,18 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 	return 0;
 }
 
+void mt_tracer_procs(struct mt_tracer *tr, struct mt_process **procs,
+		     size_t *n)
+{
+	if (tr->kind == MT_TRACER_ONE) {
+		*procs = &tr->proc;
+		*n = 1;
+	} else {
+		*procs = tr->sys.procs;
+		*n = tr->sys.nprocs;
+	}
+}
+
 static void free_process(struct mt_process *proc)
 {
 	for (size_t i = 0; i < proc->nmods; i++) {

@@ -74,6 +74,10 @@ void mt_tracer_run(struct mt_tracer *tr);
  */
 int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw);
 
+/* The processes traced now (those a collect gives a profile). */
+void mt_tracer_procs(struct mt_tracer *tr, struct mt_process **procs,
+		     size_t *n);
+
 /* Stop recording (one instant for every probe), then detach. */
 void mt_tracer_stop(struct mt_tracer *tr);
 

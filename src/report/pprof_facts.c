@@ -46,7 +46,7 @@ static bool optional(int i)
  * them, the size histogram's mark, then its classes, then the timeline and
  * each process's peak. */
 enum {
-	C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_DELTA, C_COUNTERS,
+	C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_DELTA, C_AT, C_COUNTERS,
 	C_SIZES = C_COUNTERS + MT_CNT__COUNT,
 	C_SIZE_CLASSES,
 	C_TIMELINE = C_SIZE_CLASSES + MT_NCATEGORIES * MT_SIZE_CLASSES,
@@ -164,6 +164,15 @@ int mt_facts_string(const struct mt_summary *sum, size_t i, char **out)
 		return text(out, "allocator", sum->allocator, sizeof(sum->allocator));
 	case C_MMAP:
 		return sum->mmap_traced ? text(out, "mmap", "traced", SIZE_MAX) : 0;
+	case C_AT: {
+		char at[48];
+
+		if (sum->at != MT_AT_PEAK && sum->at != MT_AT_TIME)
+			return 0;
+		snprintf(at, sizeof(at), "%s %.3f",
+			 sum->at == MT_AT_PEAK ? "peak" : "time", sum->at_s);
+		return text(out, "moment", at, sizeof(at));
+	}
 	case C_DELTA: {
 		char since[32];
 
@@ -394,6 +403,18 @@ void mt_facts_read(const char *const *strs, size_t n,
 	if (target)
 		snprintf(sum->target, sizeof(sum->target), "%s", target);
 	sum->mmap_traced = value_of(strs, n, "mmap") != NULL;
+	if (value_of(strs, n, "moment")) {
+		const char *m = value_of(strs, n, "moment");
+		char *end;
+		bool peak = strncmp(m, "peak ", 5) == 0;
+		double at = strtod(m + 5, &end);
+
+		if ((peak || strncmp(m, "time ", 5) == 0) && *end == '\0' &&
+		    at >= 0 && at < 1e12) {
+			sum->at = peak ? MT_AT_PEAK : MT_AT_TIME;
+			sum->at_s = at;
+		}
+	}
 	if (value_of(strs, n, "alloc figures since")) {
 		char *end;
 		double since = strtod(value_of(strs, n, "alloc figures since"), &end);
