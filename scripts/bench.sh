@@ -26,6 +26,7 @@
 #   BENCH_SEED=1           PRNG seed
 #   BENCH_REPS=3           runs per row (the table shows the median)
 #   BENCH_STACKS=100000    distinct stacks for the report-rendering run (0: skip)
+#   BENCH_SNAP_BLOCKS=1000000  live blocks for the snapshot-time run (0: skip)
 #   BENCH_BPFTRACE=1       0: skip the bpftrace row
 #   BENCH_KEEP=1           keep the run directory (reports, outputs) and print it
 set -euo pipefail
@@ -39,6 +40,7 @@ SLOTS=${BENCH_SLOTS:-4096}
 SEED=${BENCH_SEED:-1}
 REPS=${BENCH_REPS:-3}
 STACKS=${BENCH_STACKS:-100000}
+SNAP_BLOCKS=${BENCH_SNAP_BLOCKS:-1000000}
 USE_BPFTRACE=${BENCH_BPFTRACE:-1}
 SAMPLE_BYTES=524288
 
@@ -154,6 +156,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run full "$rep" run_memtrace full "$rep"
 	# The timeline (on by default) off: what it adds to full tracing.
 	run full_notl "$rep" run_memtrace full_notl "$rep" --timeline-interval 0
+	# A report every second while tracing (snapshots, symbols kept).
+	run full_i1 "$rep" run_memtrace full_i1 "$rep" -i 1
 	run sampling "$rep" run_memtrace sampling "$rep" -s "$SAMPLE_BYTES"
 	# The same without uprobe sessions: every return probe fires.
 	run sampling_multi "$rep" run_memtrace_links multi sampling_multi "$rep" -s "$SAMPLE_BYTES"
@@ -184,6 +188,17 @@ if [ "$STACKS" -gt 0 ]; then
 		echo "stacks $rep $p $rc" >>"$T/runs"
 	done
 fi
+# Snapshots while tracing: a report every 2 s of a program holding
+# SNAP_BLOCKS blocks from 65,536 stacks (memtrace -v times each).
+if [ "$SNAP_BLOCKS" -gt 0 ]; then
+	echo "bench.sh: snapshots of $SNAP_BLOCKS live blocks" >&2
+	p=$T/snap
+	rc=0
+	"$MEMTRACE" --as-root -v -i 2 --keep 1 --timeline-interval 0 --max-allocs $((SNAP_BLOCKS + 65536)) \
+		--pprof "$p.pb.gz" -- "$CHURN" --stacks 65536 --blocks "$SNAP_BLOCKS" --hold 7000 \
+		-o "$p.churn" >"$p.err" 2>&1 || rc=$?
+	echo "snap 1 $p $rc" >>"$T/runs"
+fi
 # Unwind tables: sizes and build times (memtrace -v), for libc and python3,
 # and libstdc++ (a small C++ program built here).
 printf '#include <string>\nint main() { std::string s(100, 1); return s.size() != 100; }\n' |
@@ -200,7 +215,7 @@ ELAPSED=$((SECONDS - START))
 
 # ---- the table ----
 export BENCH_T=$T BENCH_THREADS=$THREADS BENCH_OPS=$OPS BENCH_BASE_OPS=$BASE_OPS \
-	BENCH_SLOTS=$SLOTS BENCH_SEED=$SEED BENCH_REPS=$REPS BENCH_STACKS=$STACKS \
+	BENCH_SLOTS=$SLOTS BENCH_SEED=$SEED BENCH_REPS=$REPS BENCH_STACKS=$STACKS BENCH_SNAP_BLOCKS=$SNAP_BLOCKS \
 	BENCH_SAMPLE_BYTES=$SAMPLE_BYTES \
 	BENCH_BPFTRACE_STATE=$BPFTRACE_STATE BENCH_BPFTRACE_REASON=$BPFTRACE_REASON \
 	BENCH_ELAPSED=$ELAPSED BENCH_LOADAVG=$LOADAVG BENCH_LIBC=$LIBC BENCH_MEMTRACE=$MEMTRACE
@@ -300,6 +315,7 @@ rows.append(("untraced", collect("untraced", False), "untraced"))
 rows.append(("trap floor (--probe-only)", collect("floor", True), "floor"))
 rows.append(("memtrace, full tracing", collect("full", True), "full"))
 rows.append(("memtrace, full, --timeline-interval 0", collect("full_notl", True), "full"))
+rows.append(("memtrace, full, -i 1 (a report a second)", collect("full_i1", True), "full"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (sampling)", collect("sampling", True), "sampling"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, no sessions", collect("sampling_multi", True),
              "sampling"))
@@ -353,6 +369,44 @@ def sanity(kind, res):
         e = med(errs)
         return f"est {e:+.1f}%" if e is not None else "-"
     return "-"
+
+def round_ratios(on_row, off_row):
+    """Per-round ratios of cpu ns/op, ON_ROW over OFF_ROW (same rounds)."""
+    on = {rep: p for rep, p, rc in runs.get(on_row, []) if rc == 0}
+    off = {rep: p for rep, p, rc in runs.get(off_row, []) if rc == 0}
+    ratios = []
+    for rep in sorted(set(on) & set(off)):
+        a, b = kv(on[rep] + ".churn"), kv(off[rep] + ".churn")
+        if a and b and float(b.get("cpu_ns_per_op", 0)) > 0:
+            ratios.append(float(a["cpu_ns_per_op"]) / float(b["cpu_ns_per_op"]))
+    return ratios
+
+def interval_cost():
+    """-i 1 against full tracing without reports, in the same rounds."""
+    ratios = round_ratios("full_i1", "full")
+    if not ratios:
+        return None
+    return (f"-i 1 (a report every second) added to full tracing: "
+            f"{100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
+            + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios) + ")")
+
+def snapshot_times():
+    """The snapshot run: each report's read and write times at full size."""
+    out = []
+    for rep, p, rc in runs.get("snap", []):
+        if rc != 0:
+            return f"snapshot run failed (exit {rc}):\n{tail(p + '.err')}"
+        with open(p + ".err") as f:
+            for line in f:
+                m = re.search(r"report \d+: (\d+) blocks and (\d+) stacks read in ([\d.]+) ms, "
+                              r"written in ([\d.]+) ms", line)
+                if m and int(m.group(1)) == int(E["BENCH_SNAP_BLOCKS"]):
+                    out.append((float(m.group(3)), float(m.group(4)), int(m.group(2))))
+    if not out:
+        return None
+    return (f"snapshot while tracing, {E['BENCH_SNAP_BLOCKS']} live blocks from {out[0][2]:,} stacks: "
+            f"read in {med(o[0] for o in out) / 1000:.2f} s, written (symbolised, pprof) in "
+            f"{med(o[1] for o in out) / 1000:.2f} s (median of {len(out)} reports)")
 
 def timeline_cost():
     """Full tracing with the timeline (the default) against without, in
@@ -468,6 +522,9 @@ for n in notes:
 tc = timeline_cost()
 if tc:
     print("  " + tc)
+for extra in (interval_cost(), snapshot_times()):
+    if extra:
+        print("  " + extra)
 
 # ---- report rendering over many stacks ----
 if nstacks:
