@@ -194,7 +194,7 @@ if [ "$SNAP_BLOCKS" -gt 0 ]; then
 	echo "bench.sh: snapshots of $SNAP_BLOCKS live blocks" >&2
 	p=$T/snap
 	rc=0
-	"$MEMTRACE" --as-root -v -i 2 --keep 1 --timeline-interval 0 --max-allocs $((SNAP_BLOCKS + 65536)) \
+	"$MEMTRACE" --as-root -v -i 2 --keep 1 --timeline-interval 0 \
 		--pprof "$p.pb.gz" -- "$CHURN" --stacks 65536 --blocks "$SNAP_BLOCKS" --hold 7000 \
 		-o "$p.churn" >"$p.err" 2>&1 || rc=$?
 	echo "snap 1 $p $rc" >>"$T/runs"

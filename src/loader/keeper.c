@@ -2,6 +2,7 @@
 /* keeper.c: the profile of one moment (--at peak, --at TIME). */
 #include "keeper.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "loop.h"
@@ -13,6 +14,15 @@ void mt_keeper_init(struct mt_keeper *k, const struct mt_options *o)
 	k->on = o->at_peak || o->at_s >= 0;
 	k->peak = o->at_peak;
 	k->at_s = o->at_s;
+	/* --at TIME: the highest sample of the interval (-i) that holds
+	 * TIME; without -i, the first sample from TIME on. */
+	if (o->interval > 0) {
+		k->lo = floor(o->at_s / o->interval) * o->interval;
+		k->hi = k->lo + o->interval;
+	} else {
+		k->lo = o->at_s;
+		k->hi = o->at_s + o->timeline_interval;
+	}
 }
 
 static void drop(struct mt_keeper *k)
@@ -33,7 +43,7 @@ void mt_keeper_sample(struct mt_keeper *k, struct mt_tracer *tr, double t,
 	if (!k->on || start < k->next_ok)
 		return;
 	if (k->peak ? k->have && inuse <= k->inuse
-		    : k->have || t < k->at_s)
+		    : t < k->lo || t >= k->hi || (k->have && inuse <= k->inuse))
 		return;
 	k->error = mt_tracer_collect(tr, &raw);
 	k->next_ok = mt_loop_now() + 4 * (mt_loop_now() - start);

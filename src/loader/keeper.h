@@ -3,6 +3,8 @@
  * keeper.h: --at.  While tracing, keep the profile of one moment for the
  * final report: the highest in use the timeline saw (--at peak), or the
  * first timeline sample at or after a time of the trace (--at 12.5s).
+ * With -i, --at TIME looks at the samples of the interval that holds TIME
+ * and keeps its highest; without, the first sample from TIME on.
  * The timeline says how much is in use at each of its samples; when a
  * sample is the one wanted, a snapshot is taken at once (so the moment is
  * that of the timeline's resolution, --timeline-interval).  Snapshots of
@@ -23,6 +25,7 @@ struct mt_tracer;
 struct mt_keeper {
 	bool on, peak;
 	double at_s;               /* --at TIME; with peak unused */
+	double lo, hi;             /* --at TIME: the samples looked at */
 	struct mt_raw_profile raw; /* the profile kept (procs not its own) */
 	bool have;
 	uint64_t inuse;            /* its in use (the timeline's figure) */

@@ -209,3 +209,40 @@ def _errors():
         res = mtlib.run_memtrace(args)
         check_eq(res.rc, 2, "exit status of memtrace %s" % " ".join(args), res.stderr)
         mtlib.check_one_line_error(res, " ".join(args), mention)
+
+
+@test("over_time.base_between")
+def _base_between():
+    """Two profiles of one run: B --base A allocated exactly what the
+    program allocated between them (the headers' difference), and
+    A --base A is empty."""
+    h = start_holder()
+    mt = None
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            mt = mtlib.start_memtrace_pid(h.pid, ["-d", "1.5", "-i", "0.5", "--keep", "0",
+                                                  "--pprof", "%s/h.pb.gz" % d])
+            finish(h, mt)
+            pb, final = reports_in(d, "h", ".pb.gz")
+            check(len(pb) >= 2, "only %d interval profiles" % len(pb))
+            a, b = pb[0], final
+            na, ra = alloc_objects_total(a)
+            nb, rb = alloc_objects_total(b)
+            res = mtlib.run_memtrace(["report", b, "--base", a, "--metric", "alloc_objects",
+                                      "--unit", "B"])
+            check_eq(res.rc, 0, "memtrace report B --base A", res.stderr)
+            diff = mtlib.parse_report(res.stdout)
+            m = re.search(r"total (-?\d+)", diff.title or "")
+            check(m, "no total in %r" % diff.title, res.stdout[:1500])
+            check_eq(int(m.group(1)), rb.allocated[1] - ra.allocated[1],
+                     "B --base A: objects allocated between A and B")
+            check(int(m.group(1)) > 0, "nothing allocated between A and B")
+            res = mtlib.run_memtrace(["report", a, "--base", a, "--unit", "B"])
+            check_eq(res.rc, 0, "memtrace report A --base A", res.stderr)
+            same = mtlib.parse_report(res.stdout)
+            check_eq(same.inuse, (0, 0), "A --base A: in use")
+            check_eq(same.allocated, (0, 0), "A --base A: allocated")
+        finally:
+            if mt:
+                mtlib.kill_quietly(mt)
+            mtlib.kill_quietly(h)

@@ -78,3 +78,22 @@ def _record_phases():
     mtlib.check_one_line_error(plain, "report FILE --at", mention=("recording",))
     late = mtlib.run_memtrace(["report", d, "--at", "1h"])
     mtlib.check_one_line_error(late, "report DIR --at 1h", mention=("no profile",))
+
+
+@test("record.at_time_live")
+def _at_time_live():
+    """--at TIME while tracing, with -i: the highest sample of the interval
+    that holds TIME.  phases holds A1 + A2 from about 0.4 s to 1.2 s (the
+    transient block between two samples): the interval [0.5 s, 1.0 s)."""
+    v = test_timeline.defines()
+    out = os.path.join(mtlib.TMPDIR, "rec.at_time.txt")
+    res = mtlib.run_memtrace(["--at", "0.7s", "-i", "0.5", "--unit", "B", "--text=" + out,
+                              "--", mtlib.prog_path("phases")])
+    check_eq(res.rc, 0, "memtrace --at 0.7s -i 0.5 -- phases", mtlib.tail(res.stderr))
+    with open(out) as f:
+        rep = mtlib.parse_report(f.read())
+    check_eq(rep.inuse, (v["A1"] + v["A2"], 2), "in use at the moment", rep.text[:800])
+    m = rep.header.get("moment", "")
+    check(m.endswith("(--at)"), "moment line: %r" % m)
+    at = float(m.split()[0])
+    check(0.5 <= at < 1.0, "the moment %.2f s is outside the interval [0.5, 1.0)" % at)
