@@ -159,7 +159,7 @@ int mt_tl_csv_add(struct mt_tl_csv *c, double t, uint32_t pid,
 	char name[40];
 
 	field(name, sizeof(name), comm);
-	return put(c, "%.3f,%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+	return put(c, "%.6f,%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", t, pid, name,
 		   v->inuse_bytes, v->inuse_objects, v->alloc_bytes,
 		   v->alloc_objects, v->free_bytes, v->free_objects,

@@ -217,7 +217,7 @@ static void test_csv(void **state)
 	/* Written at the flush, before the file is closed (tail -f). */
 	text = slurp(in_dir("t.csv"), &size);
 	assert_non_null(text);
-	assert_string_equal(text, HEADER "0.100,9,\"a,b\"\"c\",1,2,3,4,5,6,7\n");
+	assert_string_equal(text, HEADER "0.100000,9,\"a,b\"\"c\",1,2,3,4,5,6,7\n");
 	free(text);
 	for (int i = 0; i < 1000; i++) {
 		assert_int_equal(mt_tl_csv_add(&c, i, 9, "p", &v), 0);
@@ -238,7 +238,7 @@ static void test_csv(void **state)
 		assert_true(size <= 4096);
 		assert_memory_equal(text, HEADER, strlen(HEADER));
 		if (k == 0) /* the last rows are in FILE */
-			assert_non_null(strstr(text, "\n999.000,9,p,"));
+			assert_non_null(strstr(text, "\n999.000000,9,p,"));
 		free(text);
 		unlink(in_dir(name));
 	}
