@@ -319,12 +319,6 @@ struct stack_key {
 	uint64_t stack_id;
 };
 
-static uint64_t hash_triple(uint32_t pid, uint32_t category, uint64_t id)
-{
-	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
-				       (uint64_t)pid << 32 | category), id);
-}
-
 static bool same_triple(const void *ctx, uint32_t idx)
 {
 	const struct stack_key *k = ctx;
@@ -356,7 +350,7 @@ static int derive_frees(struct mt_raw_profile *raw, size_t s0, size_t b0)
 
 		rs->free_bytes = rs->alloc_bytes;
 		rs->free_objects = rs->alloc_objects;
-		ret = mt_itab_add(&index, hash_triple(rs->pid, rs->category,
+		ret = mt_itab_add(&index, mt_raw_key_hash(rs->pid, rs->category,
 						      rs->stack_id),
 				  (uint32_t)(i - s0));
 	}
@@ -369,7 +363,7 @@ static int derive_frees(struct mt_raw_profile *raw, size_t s0, size_t b0)
 
 		/* A block whose stack's totals were dropped (stats map full)
 		 * has nothing to be subtracted from. */
-		if (!mt_itab_find(&index, hash_triple(b->pid, b->category,
+		if (!mt_itab_find(&index, mt_raw_key_hash(b->pid, b->category,
 						      b->stack_id),
 				  same_triple, &k, &idx))
 			continue;

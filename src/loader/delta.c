@@ -5,12 +5,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static uint64_t key_hash(uint32_t pid, uint32_t category, uint64_t id)
-{
-	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
-				       (uint64_t)pid << 32 | category), id);
-}
-
 struct find {
 	const struct mt_delta_prev *prev;
 	const struct mt_raw_stack *rs;
@@ -46,10 +40,10 @@ int mt_delta_apply(struct mt_delta *d, const struct mt_raw_profile *raw,
 		next[i] = (struct mt_delta_prev){ rs->pid, rs->category,
 						  rs->stack_id, rs->alloc_bytes,
 						  rs->alloc_objects };
-		ret = mt_itab_add(&index, key_hash(rs->pid, rs->category,
+		ret = mt_itab_add(&index, mt_raw_key_hash(rs->pid, rs->category,
 						   rs->stack_id), (uint32_t)i);
 		if (ret || !d->nprev ||
-		    !mt_itab_find(&d->index, key_hash(rs->pid, rs->category,
+		    !mt_itab_find(&d->index, mt_raw_key_hash(rs->pid, rs->category,
 						      rs->stack_id),
 				  same, &f, &idx))
 			continue;

@@ -59,12 +59,6 @@ static void drain(void *ctx)
 	ring_buffer__consume(s->rb);
 }
 
-static uint64_t triple_hash(uint32_t pid, uint32_t category, uint64_t id)
-{
-	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
-				       (uint64_t)pid << 32 | category), id);
-}
-
 struct find_stack {
 	const struct mt_raw_stack *stacks;
 	const struct mt_journal *j;
@@ -82,7 +76,7 @@ static bool same_stack(const void *ctx, uint32_t idx)
 static uint64_t block_hash(uint32_t pid, uint32_t category, uint64_t addr,
 			   uint64_t ts)
 {
-	return mt_hash_u64(triple_hash(pid, category, addr), ts);
+	return mt_hash_u64(mt_raw_key_hash(pid, category, addr), ts);
 }
 
 struct find_block {
@@ -150,7 +144,7 @@ static struct mt_raw_stack *stack_of(struct mt_raw_profile *raw, size_t s0,
 	uint32_t idx;
 
 	if (!j->stat_count ||
-	    !mt_itab_find(stacks, triple_hash(j->pid, j->category,
+	    !mt_itab_find(stacks, mt_raw_key_hash(j->pid, j->category,
 					      j->info.stack_id),
 			  same_stack, &f, &idx))
 		return NULL;
@@ -285,7 +279,7 @@ static int fix(void *ctx, struct mt_raw_profile *raw, size_t s0, size_t b0)
 
 		read[rs->category == MT_CAT_MMAP][0] += rs->alloc_bytes;
 		read[rs->category == MT_CAT_MMAP][1] += rs->alloc_objects;
-		ret = mt_itab_add(&stacks, triple_hash(rs->pid, rs->category,
+		ret = mt_itab_add(&stacks, mt_raw_key_hash(rs->pid, rs->category,
 						       rs->stack_id),
 				  (uint32_t)(i - s0));
 	}

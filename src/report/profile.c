@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "frame.h"
+#include "itab.h"
 
 static void module_free(struct mt_module *m)
 {
@@ -37,6 +38,12 @@ const char *mt_procs_comm(const struct mt_process *procs, size_t n,
 		if (procs[i].pid == pid)
 			return procs[i].comm;
 	return "";
+}
+
+uint64_t mt_raw_key_hash(uint32_t pid, uint32_t category, uint64_t id)
+{
+	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
+				       (uint64_t)pid << 32 | category), id);
 }
 
 bool mt_pid_key_eq(const void *key, uint32_t idx)

@@ -185,6 +185,10 @@ struct mt_pid_key {
 };
 bool mt_pid_key_eq(const void *key, uint32_t idx);
 
+/* The hash of a raw stack's key, its process, category and stack id (or
+ * of a block's, with its address as ID), for an index (itab.h). */
+uint64_t mt_raw_key_hash(uint32_t pid, uint32_t category, uint64_t id);
+
 void mt_raw_profile_free(struct mt_raw_profile *raw);
 void mt_profile_free(struct mt_profile *p);
 
