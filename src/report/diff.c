@@ -18,18 +18,6 @@ struct differ {
 	size_t framecap;
 };
 
-struct frame_key {
-	const struct mt_frame *frames;
-	const struct mt_frame *f;
-};
-
-static bool frame_eq(const void *ctx, uint32_t idx)
-{
-	const struct frame_key *k = ctx;
-
-	return mt_frame_same(&k->frames[idx], k->f);
-}
-
 struct stack_key {
 	const struct mt_sample *samples;
 	const uint32_t *frames;
@@ -62,13 +50,13 @@ static char *dup_or_null(const char *s, bool *ok)
 static int map_frame(struct differ *d, size_t i)
 {
 	const struct mt_frame *bf = &d->base->frames[i];
-	struct frame_key k = { d->p->frames, bf };
+	struct mt_frame_key k = { d->p->frames, bf };
 	uint64_t h = mt_frame_hash(bf);
 	struct mt_frame f;
 	uint32_t idx;
 	bool ok = true;
 
-	if (mt_itab_find(&d->frames, h, frame_eq, &k, &idx)) {
+	if (mt_itab_find(&d->frames, h, mt_frame_key_eq, &k, &idx)) {
 		d->remap[i] = idx;
 		return 0;
 	}

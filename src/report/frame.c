@@ -84,3 +84,10 @@ const char *mt_path_basename(const char *path)
 
 	return slash ? slash + 1 : path;
 }
+
+bool mt_frame_key_eq(const void *key, uint32_t idx)
+{
+	const struct mt_frame_key *k = key;
+
+	return mt_frame_same(&k->frames[idx], k->f);
+}

@@ -20,6 +20,14 @@ bool mt_frame_same(const struct mt_frame *a, const struct mt_frame *b);
 /* Hash of the fields mt_frame_same compares. */
 uint64_t mt_frame_hash(const struct mt_frame *f);
 
+/* For an index of an array of frames (itab.h, keyed by mt_frame_hash):
+ * the key, and its equality (mt_frame_same). */
+struct mt_frame_key {
+	const struct mt_frame *frames;
+	const struct mt_frame *f;
+};
+bool mt_frame_key_eq(const void *key, uint32_t idx);
+
 /* Frames owned by the vector (their strings are freed with it). */
 struct mt_frame_vec {
 	struct mt_frame *v;

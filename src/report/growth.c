@@ -85,25 +85,13 @@ static int keep_grown(struct mt_profile *p, enum mt_value m)
 	return keep_procs(p);
 }
 
-struct frame_key {
-	const struct mt_frame *frames;
-	const struct mt_frame *f;
-};
-
-static bool frame_eq(const void *ctx, uint32_t idx)
-{
-	const struct frame_key *k = ctx;
-
-	return mt_frame_same(&k->frames[idx], k->f);
-}
-
 /* The first of G->prof's frames equal to F, or UINT32_MAX. */
 static uint32_t canonical(const struct mt_growth *g, const struct mt_frame *f)
 {
-	struct frame_key k = { g->prof.frames, f };
+	struct mt_frame_key k = { g->prof.frames, f };
 	uint32_t idx;
 
-	if (!mt_itab_find(&g->frame_index, mt_frame_hash(f), frame_eq, &k, &idx))
+	if (!mt_itab_find(&g->frame_index, mt_frame_hash(f), mt_frame_key_eq, &k, &idx))
 		return UINT32_MAX;
 	return idx;
 }

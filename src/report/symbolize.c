@@ -25,6 +25,12 @@ struct addr_entry {
 	size_t first, count;
 };
 
+/* The key of the address cache. */
+static uint64_t addr_hash(uint32_t pid, uint64_t ip)
+{
+	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED, pid), ip);
+}
+
 /* A process's libdwfl session, kept while its files stay the same. */
 struct dwfl_entry {
 	uint32_t pid;
@@ -137,9 +143,8 @@ static int forget_addrs(struct mt_symcache *c, uint32_t pid)
 		if (c->addrs[i].pid == pid)
 			continue;
 		c->addrs[out] = c->addrs[i];
-		err = mt_itab_add(&tab, mt_hash_u64(mt_hash_u64(MT_HASH_SEED,
-								 c->addrs[out].pid),
-						    c->addrs[out].ip),
+		err = mt_itab_add(&tab, addr_hash(c->addrs[out].pid,
+						  c->addrs[out].ip),
 				  (uint32_t)out);
 		out++;
 	}
@@ -297,18 +302,6 @@ static int copy_maps(struct symbolizer *s)
 
 /* --- frames ------------------------------------------------------------- */
 
-struct frame_key {
-	const struct mt_frame *frames;
-	const struct mt_frame *key;
-};
-
-static bool frame_eq(const void *ctx, uint32_t idx)
-{
-	const struct frame_key *k = ctx;
-
-	return mt_frame_same(&k->frames[idx], k->key);
-}
-
 /*
  * Store F once in out->frames (taking its strings, which are freed if an
  * equal frame exists) and set *IDX to its index.
@@ -318,9 +311,9 @@ static int intern_frame(struct symbolizer *s, struct mt_frame *f,
 {
 	struct mt_symcache *c = s->c;
 	uint64_t h = mt_frame_hash(f);
-	struct frame_key k = { c->frames, f };
+	struct mt_frame_key k = { c->frames, f };
 
-	if (mt_itab_find(&c->frame_tab, h, frame_eq, &k, idx)) {
+	if (mt_itab_find(&c->frame_tab, h, mt_frame_key_eq, &k, idx)) {
 		mt_frame_clear(f);
 		return 0;
 	}
@@ -354,11 +347,6 @@ static bool addr_eq(const void *ctx, uint32_t idx)
 	const struct addr_key *k = ctx;
 
 	return k->addrs[idx].pid == k->pid && k->addrs[idx].ip == k->ip;
-}
-
-static uint64_t addr_hash(uint32_t pid, uint64_t ip)
-{
-	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED, pid), ip);
 }
 
 /* Resolve IP of process PROC (index into raw->procs or -1) into the cache. */
