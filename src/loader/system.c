@@ -104,18 +104,6 @@ static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 	return 0;
 }
 
-static void free_mods(struct mt_process *p)
-{
-	for (size_t m = 0; m < p->nmods; m++) {
-		free(p->mods[m].path);
-		if (p->mods[m].fd >= 0)
-			close(p->mods[m].fd);
-	}
-	free(p->mods);
-	p->mods = NULL;
-	p->nmods = 0;
-}
-
 static ssize_t find_proc(const struct mt_system *sys, uint32_t pid)
 {
 	for (size_t i = 0; i < sys->nprocs; i++)
@@ -355,7 +343,7 @@ int mt_system_adopt(struct mt_system *sys, struct mt_process *proc)
 		p = &sys->procs[sys->nprocs - 1];
 		snprintf(p->comm, sizeof(p->comm), "%s", proc->comm);
 	}
-	free_mods(p);
+	mt_process_free_mods(p);
 	p->mods = proc->mods;
 	p->nmods = proc->nmods;
 	proc->mods = NULL;
@@ -433,7 +421,7 @@ int mt_system_inherit(struct mt_system *sys, struct memleak_bpf *skel)
 void mt_system_free(struct mt_system *sys)
 {
 	for (size_t i = 0; i < sys->nprocs; i++)
-		free_mods(&sys->procs[i]);
+		mt_process_free_mods(&sys->procs[i]);
 	free(sys->procs);
 	if (sys->new_pids)
 		ring_buffer__free(sys->new_pids);

@@ -512,18 +512,6 @@ void mt_tracer_procs(struct mt_tracer *tr, struct mt_process **procs,
 	}
 }
 
-static void free_process(struct mt_process *proc)
-{
-	for (size_t i = 0; i < proc->nmods; i++) {
-		free(proc->mods[i].path);
-		if (proc->mods[i].fd >= 0)
-			close(proc->mods[i].fd);
-	}
-	free(proc->mods);
-	proc->mods = NULL;
-	proc->nmods = 0;
-}
-
 void mt_tracer_free(struct mt_tracer *tr)
 {
 	mt_probes_detach(&tr->probes);
@@ -535,7 +523,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 		mt_snapshot_free(&tr->snap);
 	mt_timeline_free(&tr->tl);
 	tr->snap_on = false;
-	free_process(&tr->proc);
+	mt_process_free_mods(&tr->proc);
 	mt_system_free(&tr->sys);
 	tr->skel = NULL;
 	tr->uw_on = false;

@@ -15,19 +15,21 @@ static void module_free(struct mt_module *m)
 		close(m->fd);
 }
 
+void mt_process_free_mods(struct mt_process *p)
+{
+	for (size_t j = 0; p->mods && j < p->nmods; j++)
+		module_free(&p->mods[j]);
+	free(p->mods);
+	p->mods = NULL;
+	p->nmods = 0;
+}
+
 static void processes_free(struct mt_process *procs, size_t nprocs)
 {
 	if (!procs)
 		return;
-	for (size_t i = 0; i < nprocs; i++) {
-		struct mt_process *p = &procs[i];
-
-		if (p->mods) {
-			for (size_t j = 0; j < p->nmods; j++)
-				module_free(&p->mods[j]);
-		}
-		free(p->mods);
-	}
+	for (size_t i = 0; i < nprocs; i++)
+		mt_process_free_mods(&procs[i]);
 	free(procs);
 }
 

@@ -189,6 +189,9 @@ bool mt_pid_key_eq(const void *key, uint32_t idx);
  * of a block's, with its address as ID), for an index (itab.h). */
 uint64_t mt_raw_key_hash(uint32_t pid, uint32_t category, uint64_t id);
 
+/* Free P's modules (closing their descriptors); P keeps none. */
+void mt_process_free_mods(struct mt_process *p);
+
 void mt_raw_profile_free(struct mt_raw_profile *raw);
 void mt_profile_free(struct mt_profile *p);
 
