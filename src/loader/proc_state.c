@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* proc_state.c: a process's state and flags from /proc/PID/stat. */
+/* proc_state.c: a process's state and flags from /proc/PID/stat, its name. */
 #include "proc_state.h"
 
 #include <stdio.h>
@@ -30,4 +30,25 @@ enum mt_proc_state mt_proc_state(pid_t pid)
 	if (state == 'Z')
 		return MT_PROC_ZOMBIE;
 	return flags & PF_KTHREAD ? MT_PROC_KTHREAD : MT_PROC_RUNNING;
+}
+
+bool mt_proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char name[64];
+	bool ok;
+	FILE *f;
+
+	if (len)
+		buf[0] = '\0';
+	snprintf(name, sizeof(name), "/proc/%d/comm", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return false;
+	ok = len && fgets(buf, (int)len, f) != NULL;
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	else if (len)
+		buf[0] = '\0';
+	fclose(f);
+	return ok;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* proc_state.h: is a process there, a zombie, or a kernel thread? */
+/* proc_state.h: is a process there, a zombie, or a kernel thread? its name? */
 #ifndef MEMTRACE_PROC_STATE_H
 #define MEMTRACE_PROC_STATE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 enum mt_proc_state {
@@ -14,5 +16,11 @@ enum mt_proc_state {
 
 /* What PID is now, from /proc/PID/stat. */
 enum mt_proc_state mt_proc_state(pid_t pid);
+
+/*
+ * PID's name from /proc/PID/comm, into BUF (LEN bytes, without the
+ * newline).  False when it cannot be read (BUF is then "").
+ */
+bool mt_proc_comm(pid_t pid, char *buf, size_t len);
 
 #endif

@@ -19,6 +19,7 @@
 #include "follow.h"
 #include "memleak.skel.h"
 #include "modules.h"
+#include "proc_state.h"
 
 #define SCAN_INTERVAL_NS 1000000000ULL
 
@@ -116,8 +117,6 @@ static int add_proc(struct mt_system *sys, uint32_t pid)
 {
 	struct mt_process *np = realloc(sys->procs, (sys->nprocs + 1) * sizeof(*np));
 	bool *ng;
-	char name[64];
-	FILE *f;
 
 	if (!np)
 		return -ENOMEM;
@@ -134,13 +133,7 @@ static int add_proc(struct mt_system *sys, uint32_t pid)
 	memset(&np[sys->nprocs], 0, sizeof(*np));
 	np[sys->nprocs].pid = pid;
 	sys->gone[sys->nprocs] = false;
-	snprintf(name, sizeof(name), "/proc/%u/comm", pid);
-	f = fopen(name, "re");
-	if (f) {
-		if (fgets(np[sys->nprocs].comm, sizeof(np->comm), f))
-			np[sys->nprocs].comm[strcspn(np[sys->nprocs].comm, "\n")] = '\0';
-		fclose(f);
-	}
+	mt_proc_comm((pid_t)pid, np[sys->nprocs].comm, sizeof(np->comm));
 	sys->nprocs++;
 	return 0;
 }

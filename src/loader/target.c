@@ -12,21 +12,6 @@
 #include "errmsg.h"
 #include "proc_state.h"
 
-static void read_comm(pid_t pid, char *buf, size_t len)
-{
-	char name[64];
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/comm", (int)pid);
-	buf[0] = '\0';
-	f = fopen(name, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 /* The thread-group id of PID (memtrace -p accepts a thread id too). */
 static pid_t tgid_of(pid_t pid)
 {
@@ -88,7 +73,7 @@ int mt_target_find(const struct mt_options *o, struct mt_target *t)
 		return mt_fail("no such process: %d", (int)o->pid);
 	if (t->pid == getpid())
 		return mt_fail("memtrace cannot trace itself");
-	read_comm(t->pid, t->comm, sizeof(t->comm));
+	mt_proc_comm(t->pid, t->comm, sizeof(t->comm));
 	state = mt_proc_state(t->pid);
 	if (state == MT_PROC_KTHREAD)
 		return mt_fail("pid %d (%s) is a kernel thread: it has no user-space allocator to trace",

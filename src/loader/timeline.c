@@ -15,6 +15,7 @@
 
 #include "follow.h"
 #include "memleak.skel.h"
+#include "proc_state.h"
 #include "timeline_svg.h"
 
 static double now_s(void)
@@ -105,19 +106,9 @@ cleanup:
 static void comm_of(struct mt_timeline *tl, uint32_t pid, char *buf,
 		    size_t len)
 {
-	char path[64];
-	FILE *f;
-
-	if (mt_follow_comm(tl->skel, pid, buf, len))
-		return;
-	snprintf(buf, len, "?");
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
+	if (!mt_follow_comm(tl->skel, pid, buf, len) &&
+	    !mt_proc_comm((pid_t)pid, buf, len))
+		snprintf(buf, len, "?");
 }
 
 static bool gone(uint32_t pid)
