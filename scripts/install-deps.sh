@@ -6,11 +6,13 @@ set -euo pipefail
 PKGS=(
 	make gcc g++ clang bpftool pkg-config
 	libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-dev libcapstone-dev
+	libmicrohttpd-dev
 	libprotobuf-c-dev protobuf-c-compiler
 	libcmocka-dev python3 valgrind util-linux procps golang-go
 	clang-tidy cppcheck
 	libjemalloc-dev libgoogle-perftools-dev
 	gawk sqlite3 libc6-dbg
+	python3-prometheus-client  # parses /metrics (tests/integration/test_http.py)
 	man-db bash-completion
 	chromium  # headless, loads the SVG memtrace writes (tests/integration/browser.py)
 )

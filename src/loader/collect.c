@@ -24,7 +24,7 @@ void mt_collect_stop(struct memleak_bpf *skel)
 			 __ATOMIC_SEQ_CST);
 }
 
-static int read_counters(struct memleak_bpf *skel, uint64_t *out)
+int mt_collect_counters(struct memleak_bpf *skel, uint64_t *out)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	int fd = bpf_map__fd(skel->maps.counters);
@@ -443,7 +443,7 @@ int mt_collect_live(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 {
 	struct mt_pid_filter all = { NULL, 0, false };
 	struct stack_table table = { 0 };
-	int ret = read_counters(skel, raw->sum.counters);
+	int ret = mt_collect_counters(skel, raw->sum.counters);
 
 	if (!ret)
 		ret = read_sizes(skel, raw->sum.sizes);

@@ -24,6 +24,11 @@ void mt_collect_stop(struct memleak_bpf *skel);
  */
 int mt_collect(struct memleak_bpf *skel, struct mt_raw_profile *raw);
 
+/* The kernel counters of SKEL (memleak.h), summed over CPUs, into
+ * OUT[MT_CNT__COUNT] (the free counts as the probes saw them).  0 or
+ * -errno. */
+int mt_collect_counters(struct memleak_bpf *skel, uint64_t *out);
+
 /*
  * Reading the maps while the probes record (a snapshot): blocks allocated
  * after T0_NS are left out; POLL is called now and then during the long

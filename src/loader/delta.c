@@ -31,10 +31,11 @@ int mt_delta_apply(struct mt_delta *d, const struct mt_raw_profile *raw,
 	struct mt_itab index = { 0 };
 	int ret = next ? 0 : -ENOMEM;
 
-	for (size_t i = 0; !ret && i < raw->nstacks && i < prof->nsamples; i++) {
+	for (size_t i = 0; !ret && i < raw->nstacks &&
+			   (!prof || i < prof->nsamples); i++) {
 		const struct mt_raw_stack *rs = &raw->stacks[i];
 		struct find f = { d->prev, rs };
-		struct mt_sample *s = &prof->samples[i];
+		struct mt_sample *s = prof ? &prof->samples[i] : NULL;
 		uint32_t idx;
 
 		next[i] = (struct mt_delta_prev){ rs->pid, rs->category,
@@ -42,7 +43,7 @@ int mt_delta_apply(struct mt_delta *d, const struct mt_raw_profile *raw,
 						  rs->alloc_objects };
 		ret = mt_itab_add(&index, mt_raw_key_hash(rs->pid, rs->category,
 						   rs->stack_id), (uint32_t)i);
-		if (ret || !d->nprev ||
+		if (ret || !s || !d->nprev ||
 		    !mt_itab_find(&d->index, mt_raw_key_hash(rs->pid, rs->category,
 						      rs->stack_id),
 				  same, &f, &idx))
@@ -57,8 +58,10 @@ int mt_delta_apply(struct mt_delta *d, const struct mt_raw_profile *raw,
 		mt_itab_free(&index);
 		return ret;
 	}
-	prof->sum.delta_since_s = d->since_s;
-	prof->sum.delta = true;
+	if (prof) {
+		prof->sum.delta_since_s = d->since_s;
+		prof->sum.delta = true;
+	}
 	mt_delta_free(d);
 	d->prev = next;
 	d->nprev = raw->nstacks;

@@ -33,6 +33,7 @@ struct mt_delta {
  * alloc values the change since the last call, and remember RAW's totals
  * for the next; prof->sum.delta_since_s says since when.  The first call
  * leaves the values as they are (the change since tracing began).
+ * PROF NULL: only remember RAW's totals (the start of a delta).
  * Returns 0 or -ENOMEM.
  */
 int mt_delta_apply(struct mt_delta *d, const struct mt_raw_profile *raw,

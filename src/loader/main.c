@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "report_growth.h"
 #include "filter.h"
+#include "http_server.h"
 #include "keys.h"
 #include "options.h"
 #include "outfile.h"
@@ -60,17 +61,22 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	struct mt_reports reports = { 0 };
 	struct mt_raw_profile raw = { 0 };
 	struct mt_render_opts ropts;
+	struct mt_http *http = NULL;
 	int ret = mt_tracer_start(&tr, o, t, sigfd);
 
 	if (!ret && (ret = mt_reports_start(&reports, o, &tr)) != 0)
 		ret = mt_fail("cannot set up the interval reports: %s",
 			      strerror(-ret));
+	if (!ret && o->http)
+		ret = mt_http_start(&http, o, &tr);
 	if (ret) {
+		mt_reports_free(&reports);
 		mt_tracer_free(&tr);
 		return ret;
 	}
 	say_tracing(&tr);
 	mt_tracer_run(&tr);
+	mt_http_stop(http); /* before the maps are read for the last time */
 	mt_tracer_stop(&tr);
 	if (tr.s.stop == MT_STOP_EXIT && t && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);

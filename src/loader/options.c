@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "memleak.h"
+#include "net_addr.h"
 #include "sampling.h"
 
 #define DEFAULT_MIN_AGE_NS 5000000000ULL
@@ -25,6 +26,7 @@ enum {
 	OPT_COUNT, OPT_KEEP, OPT_DELTA, OPT_AT, OPT_RECORD,
 	OPT_TIMELINE, OPT_TIMELINE_INTERVAL, OPT_TIMELINE_MAX_SIZE,
 	OPT_TIMELINE_SVG,
+	OPT_HTTP, OPT_HTTP_ALLOW, OPT_SNAPSHOT_INTERVAL,
 };
 
 #define DEFAULT_TIMELINE_INTERVAL 0.1
@@ -71,6 +73,9 @@ static const struct option long_opts[] = {
 	{ "timeline-interval", required_argument, NULL, OPT_TIMELINE_INTERVAL },
 	{ "timeline-max-size", required_argument, NULL, OPT_TIMELINE_MAX_SIZE },
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
+	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "http-allow", required_argument, NULL, OPT_HTTP_ALLOW },
+	{ "snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -185,6 +190,18 @@ static void usage(FILE *f)
 "      --timeline-max-size SIZE  roll FILE over to FILE.1 (.2, .3) past\n"
 "                         SIZE, e.g. 10M (default 100M)\n"
 "      --timeline-svg FILE  the curve of in use over time, as SVG\n"
+"Live profiles over HTTP (like Go's net/http/pprof):\n"
+"      --http [ADDR:]PORT serve while tracing, until stopped: /debug/pprof/\n"
+"                         heap and allocs (go tool pprof URL; ?seconds=N,\n"
+"                         ?debug=1, ?pid=, ?comm=), /metrics (Prometheus),\n"
+"                         / (a page: timeline, flame graph, snapshots and\n"
+"                         their diffs).  ADDR defaults to 127.0.0.1; PORT 0\n"
+"                         picks a free one (memtrace says which)\n"
+"      --http-allow CIDR[,CIDR...]  answer only these peers (default: any\n"
+"                         that can connect)\n"
+"      --snapshot-interval SECS  the page keeps a snapshot every SECS\n"
+"                         (default 60; 0: only on SIGUSR1 or its button),\n"
+"                         the last 32\n"
 "Report:\n"
 "  -n, --top N            functions, stacks and leaks shown (default 20)\n"
 "      --metric M         inuse_space (default), inuse_objects,\n"
@@ -339,6 +356,35 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return 0;
 	case 'o':
 		o->output = arg;
+		return 0;
+	case OPT_HTTP: {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		char err[256];
+
+		if (mt_listen_addr(arg, &ss, &len, err, sizeof(err))) {
+			fprintf(stderr, "memtrace: --http: %s\n", err);
+			return -1;
+		}
+		o->http = arg;
+		return 0;
+	}
+	case OPT_HTTP_ALLOW: {
+		struct mt_cidrs l;
+		char err[256];
+
+		if (mt_cidrs_parse(arg, &l, err, sizeof(err))) {
+			fprintf(stderr, "memtrace: --http-allow: %s\n", err);
+			return -1;
+		}
+		o->http_allow = arg;
+		return 0;
+	}
+	case OPT_SNAPSHOT_INTERVAL:
+		if (parse_seconds(arg, true, &o->snapshot_interval) ||
+		    (o->snapshot_interval > 0 && o->snapshot_interval < 0.1))
+			return bad("--snapshot-interval", arg,
+				   "expected 0 or a time of at least 0.1 s, e.g. 60, 10s, 5m");
 		return 0;
 	case 'i':
 		if (parse_seconds(arg, false, &o->interval) || o->interval < 0.01)
@@ -568,6 +614,7 @@ static void defaults(struct mt_options *o)
 	o->at_s = -1;
 	o->timeline_interval = DEFAULT_TIMELINE_INTERVAL;
 	o->timeline_max_size = DEFAULT_TIMELINE_MAX_SIZE;
+	o->snapshot_interval = 60;
 }
 
 /* The timeline's options: for tracing, and not with it off. */
@@ -622,6 +669,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 			fprintf(stderr, "memtrace: -i, --count, --delta and --record are for tracing, not for report\n");
 			return -1;
 		}
+		if (o->http || o->http_allow) {
+			fprintf(stderr, "memtrace: --http is for tracing, not for report\n");
+			return -1;
+		}
 		/* In a report, -p picks one process of a system-wide profile. */
 		o->only_pid = o->pid;
 		o->pid = 0;
@@ -637,6 +688,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 	}
 	if (o->count && o->interval <= 0) {
 		fprintf(stderr, "memtrace: --count needs -i (it counts interval reports)\n");
+		return -1;
+	}
+	if (o->http_allow && !o->http) {
+		fprintf(stderr, "memtrace: --http-allow needs --http\n");
 		return -1;
 	}
 	if (optind < argc)

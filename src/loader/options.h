@@ -57,6 +57,9 @@ struct mt_options {
 	const char *timeline_csv;  /* --timeline FILE */
 	uint64_t timeline_max_size; /* --timeline-max-size: CSV rolled over */
 	const char *timeline_svg;  /* --timeline-svg FILE */
+	const char *http;          /* --http [ADDR:]PORT: serve profiles */
+	const char *http_allow;    /* --http-allow CIDR,...: only these peers */
+	double snapshot_interval;  /* --snapshot-interval: the page's snapshots */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };

@@ -226,6 +226,7 @@ struct doc {
 	bool bytes;
 	unsigned rows;     /* depths drawn */
 	int height;
+	bool embedded;     /* inside an HTML page: no XML declaration, no script */
 };
 
 static bool drawn(const struct mt_flame_tree *t, const struct mt_flame_node *n)
@@ -250,8 +251,10 @@ static void put_head(const struct doc *d, size_t ndrawn, size_t elided)
 	const struct mt_summary *s = &d->p->sum;
 	char buf[32];
 
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+	if (!d->embedded)
+		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n",
+		      out);
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"data-total=\"%" PRId64 "\" data-unit=\"%s\" data-what=\"%s\" "
 		"data-x0=\"%d\" data-w=\"%d\" data-min=\"%g\" data-charw=\"%g\">\n",
@@ -325,12 +328,14 @@ static void put_nothing(const struct doc *d)
 		MT_FLAME_WIDTH / 2, TOP + 32, what_of(d->metric));
 }
 
-int mt_write_flame_svg(FILE *out, const struct mt_profile *p,
-		       enum mt_value metric, struct mt_flame_svg_stats *stats)
+static int write_svg(FILE *out, const struct mt_profile *p,
+		     enum mt_value metric, struct mt_flame_svg_stats *stats,
+		     bool embedded)
 {
 	struct mt_flame_tree t;
 	struct doc d = { .out = out, .p = p, .t = &t, .metric = metric,
-			 .bytes = mt_value_is_bytes(metric) };
+			 .bytes = mt_value_is_bytes(metric),
+			 .embedded = embedded };
 	size_t ndrawn = 0, elided = 0;
 	int ret = mt_flame_tree_build(&t, p, metric);
 
@@ -358,12 +363,26 @@ int mt_write_flame_svg(FILE *out, const struct mt_profile *p,
 	} else {
 		put_nothing(&d);
 	}
-	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
-		mt_flame_svg_script);
+	if (!embedded)
+		fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n",
+			mt_flame_svg_script);
+	fputs("</svg>\n", out);
 	if (stats) {
 		stats->drawn = ndrawn;
 		stats->elided = elided;
 	}
 	mt_flame_tree_free(&t);
 	return ferror(out) ? -EIO : 0;
+}
+
+int mt_write_flame_svg(FILE *out, const struct mt_profile *p,
+		       enum mt_value metric, struct mt_flame_svg_stats *stats)
+{
+	return write_svg(out, p, metric, stats, false);
+}
+
+int mt_write_flame_svg_embedded(FILE *out, const struct mt_profile *p,
+				enum mt_value metric)
+{
+	return write_svg(out, p, metric, NULL, true);
 }

@@ -40,4 +40,11 @@ struct mt_flame_svg_stats {
 int mt_write_flame_svg(FILE *out, const struct mt_profile *p,
 		       enum mt_value metric, struct mt_flame_svg_stats *stats);
 
+/*
+ * The same image for an HTML page (an <svg> element of the document): no
+ * XML declaration, no script (the titles still show each frame's value).
+ */
+int mt_write_flame_svg_embedded(FILE *out, const struct mt_profile *p,
+				enum mt_value metric);
+
 #endif

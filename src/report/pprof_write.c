@@ -921,7 +921,9 @@ static void pb_header(struct pb *b, struct writer *w)
 	pr->period = w->o->period ? w->o->period : (int64_t)w->p->sum.sample_bytes;
 	pr->time_nanos = w->o->time_nanos ? w->o->time_nanos : now_nanos();
 	pr->duration_nanos = duration_nanos(w->p->sum.duration_s);
-	pr->default_sample_type = str_find(&w->st, mt_value_name(MT_INUSE_SPACE));
+	pr->default_sample_type = str_find(
+		&w->st, mt_value_name(w->o->allocs_default ? MT_ALLOC_SPACE
+							   : MT_INUSE_SPACE));
 	/* protobuf-c only reads the table. */
 	pr->n_string_table = w->st.n;
 	pr->string_table = (char **)w->st.s;
@@ -951,67 +953,82 @@ static int build(struct pb *b, struct writer *w)
 
 /* ---- output ---- */
 
-/* A protobuf-c output buffer that compresses into a gzFile. */
-struct gz_out {
-	ProtobufCBuffer base;  /* first: protobuf-c hands back &base */
-	gzFile gz;
-	int err;
-};
-
-/* A negative errno for the last error of GZ. */
-static int gz_errno(gzFile gz)
+/* Gzip LEN bytes at IN into a new buffer *OUT, *OUTLEN (zlib's gzip
+ * wrapper, as gzwrite makes).  0 or -ENOMEM/-EIO. */
+static int gzip_buf(const uint8_t *in, size_t len, uint8_t **out,
+		    size_t *outlen)
 {
-	int zerr = Z_OK;
-	int saved = errno;
+	z_stream z = { 0 };
+	size_t cap = len / 4 + 1024, n = 0;
+	uint8_t *buf = malloc(cap);
+	int zret, err = 0;
 
-	gzerror(gz, &zerr);
-	if (zerr == Z_ERRNO && saved > 0)
-		return -saved;
-	return zerr == Z_MEM_ERROR ? -ENOMEM : -EIO;
-}
-
-static void gz_append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
-{
-	struct gz_out *o = (struct gz_out *)buf;
-
-	while (len > 0 && !o->err) {
-		unsigned chunk = len > (1U << 30) ? (1U << 30) : (unsigned)len;
-		int n = gzwrite(o->gz, data, chunk);
-
-		if (n <= 0) {
-			o->err = gz_errno(o->gz);
-			break;
-		}
-		data += n;
-		len -= (size_t)n;
+	if (!buf)
+		return -ENOMEM;
+	/* 15 + 16: a gzip header and trailer, as pprof files have. */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(buf);
+		return -ENOMEM;
 	}
+	z.next_in = (Bytef *)in;
+	do {
+		size_t chunk = len > (1U << 30) ? (1U << 30) : len;
+
+		if (n == cap) {
+			uint8_t *bigger = realloc(buf, cap * 2);
+
+			if (!bigger) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		z.avail_in = (uInt)chunk;
+		z.next_out = buf + n;
+		z.avail_out = (uInt)((cap - n) > (1U << 30) ? (1U << 30)
+							      : cap - n);
+		zret = deflate(&z, chunk == len ? Z_FINISH : Z_NO_FLUSH);
+		if (zret == Z_STREAM_ERROR) {
+			err = -EIO;
+			goto cleanup;
+		}
+		len -= chunk - z.avail_in;
+		n = (size_t)(z.next_out - buf);
+	} while (zret != Z_STREAM_END);
+cleanup:
+	deflateEnd(&z);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*outlen = n;
+	return 0;
 }
 
-/* Through a temporary file renamed over PATH when complete (outfile.h). */
-static int write_file(const char *path, const PbProfile *prof, bool plain)
+/* Write LEN bytes at DATA through a temporary file renamed over PATH when
+ * complete (outfile.h). */
+static int write_file(const char *path, const uint8_t *data, size_t len)
 {
-	struct gz_out out = { .base = { .append = gz_append } };
 	struct mt_outfile f;
 	int err = mt_outfile_open(&f, path);
 
 	if (err)
 		return err;
-	out.gz = gzdopen(f.fd, plain ? "wbT" : "wb");
-	if (!out.gz) {
-		err = errno ? -errno : -ENOMEM;
-		mt_outfile_abort(&f);
-		return err;
+	while (!err && len > 0) {
+		ssize_t n = write(f.fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;
+		else {
+			data += n;
+			len -= (size_t)n;
+		}
 	}
-	f.fd = -1; /* gzclose closes it */
-	perftools__profiles__profile__pack_to_buffer(prof, &out.base);
-	errno = 0;
-	err = gzclose(out.gz);
-	if (out.err)
-		err = out.err;
-	else if (err == Z_ERRNO)
-		err = errno ? -errno : -EIO;
-	else
-		err = err == Z_OK ? 0 : -EIO;
 	if (err) {
 		mt_outfile_abort(&f);
 		return err;
@@ -1019,24 +1036,63 @@ static int write_file(const char *path, const PbProfile *prof, bool plain)
 	return mt_outfile_commit(&f);
 }
 
-int mt_pprof_write_opts(const char *path, const struct mt_profile *p,
-			const struct mt_pprof_write_options *opts)
+int mt_pprof_encode(const struct mt_profile *p,
+		    const struct mt_pprof_write_options *opts, uint8_t **out,
+		    size_t *outlen)
 {
 	static const struct mt_pprof_write_options defaults;
 	struct writer w = { .p = p, .o = opts ? opts : &defaults };
 	struct pb b = { 0 };
+	uint8_t *packed = NULL;
+	size_t len = 0;
 	int err;
 
-	if (!path || !p || (p->nsamples && !p->samples) ||
+	*out = NULL;
+	*outlen = 0;
+	if (!p || (p->nsamples && !p->samples) ||
 	    (p->nframes && !p->frames) || (p->nprocs && !p->procs))
 		return -EINVAL;
 	err = collect(&w);
 	if (!err)
 		err = build(&b, &w);
+	if (!err) {
+		len = perftools__profiles__profile__get_packed_size(&b.prof);
+		packed = malloc(len ? len : 1);
+		if (!packed)
+			err = -ENOMEM;
+	}
 	if (!err)
-		err = write_file(path, &b.prof, w.o->uncompressed);
+		perftools__profiles__profile__pack(&b.prof, packed);
 	pb_free(&b);
 	writer_free(&w);
+	if (err) {
+		free(packed);
+		return err;
+	}
+	if (w.o->uncompressed) {
+		*out = packed;
+		*outlen = len;
+		return 0;
+	}
+	err = gzip_buf(packed, len, out, outlen);
+	free(packed);
+	return err;
+}
+
+int mt_pprof_write_opts(const char *path, const struct mt_profile *p,
+			const struct mt_pprof_write_options *opts)
+{
+	uint8_t *data;
+	size_t len;
+	int err;
+
+	if (!path)
+		return -EINVAL;
+	err = mt_pprof_encode(p, opts, &data, &len);
+	if (err)
+		return err;
+	err = write_file(path, data, len);
+	free(data);
 	return err;
 }
 

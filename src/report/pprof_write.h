@@ -32,6 +32,7 @@
 #define MEMTRACE_PPROF_WRITE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "profile.h"
 
@@ -47,6 +48,9 @@ struct mt_pprof_write_options {
 	bool no_build_ids;
 	/* Write the protobuf without gzip compression. */
 	bool uncompressed;
+	/* alloc_space shown by default, as Go's /debug/pprof/allocs (else
+	 * inuse_space). */
+	bool allocs_default;
 };
 
 /*
@@ -62,5 +66,14 @@ int mt_pprof_write(const char *path, const struct mt_profile *p);
 /* The same with options; OPTS may be NULL (the defaults: all zero). */
 int mt_pprof_write_opts(const char *path, const struct mt_profile *p,
 			const struct mt_pprof_write_options *opts);
+
+/*
+ * Encode P into a new buffer *OUT of *OUTLEN bytes (the caller frees it):
+ * the bytes mt_pprof_write_opts writes to its file.  OPTS may be NULL.
+ * Returns 0, -EINVAL or -ENOMEM.
+ */
+int mt_pprof_encode(const struct mt_profile *p,
+		    const struct mt_pprof_write_options *opts, uint8_t **out,
+		    size_t *outlen);
 
 #endif /* MEMTRACE_PPROF_WRITE_H */

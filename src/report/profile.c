@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* profile.c: releasing raw and symbolised profiles (see profile.h). */
+/* profile.c: releasing raw and symbolised profiles, copying processes (see
+ * profile.h). */
 #include "profile.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +25,56 @@ void mt_process_free_mods(struct mt_process *p)
 	free(p->mods);
 	p->mods = NULL;
 	p->nmods = 0;
+}
+
+static void processes_free(struct mt_process *procs, size_t nprocs);
+
+/* A copy of module M into C: its path, and a descriptor of its own. */
+static int module_copy(struct mt_module *c, const struct mt_module *m)
+{
+	*c = *m;
+	c->fd = -1;
+	c->path = m->path ? strdup(m->path) : NULL;
+	if (m->path && !c->path)
+		return -ENOMEM;
+	if (m->fd >= 0) {
+		c->fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
+		if (c->fd < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int mt_procs_copy(const struct mt_process *procs, size_t n,
+		  struct mt_process **out)
+{
+	struct mt_process *c = calloc(n ? n : 1, sizeof(*c));
+	int ret = c ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !ret && i < n; i++) {
+		c[i].pid = procs[i].pid;
+		memcpy(c[i].comm, procs[i].comm, sizeof(c[i].comm));
+		if (!procs[i].nmods)
+			continue;
+		c[i].mods = calloc(procs[i].nmods, sizeof(*c[i].mods));
+		if (!c[i].mods) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (size_t j = 0; j < procs[i].nmods; j++) {
+			c[i].mods[j].fd = -1;
+			c[i].nmods = j + 1;
+			ret = module_copy(&c[i].mods[j], &procs[i].mods[j]);
+			if (ret)
+				break;
+		}
+	}
+	if (ret) {
+		processes_free(c, n);
+		return ret;
+	}
+	*out = c;
+	return 0;
 }
 
 static void processes_free(struct mt_process *procs, size_t nprocs)

@@ -1,7 +1,8 @@
 """browser: load a page or an SVG in Debian's headless Chromium, for the
 tests of what memtrace writes for browsers (python3 stdlib only).
 
-  dump_dom(path, query="")    the document as the browser has it once its
+  dump_dom(path, query="")    the document (a file, or an http:// URL on
+                              loopback) as the browser has it once its
                               scripts ran, and the console messages
   screenshot(path, png, ...)  a PNG of the rendered document
   js_errors(log)              the uncaught errors among those messages
@@ -38,7 +39,11 @@ def chromium():
 
 
 def file_url(path, query=""):
-    url = "file://" + urllib.parse.quote(os.path.abspath(path))
+    """file:// URL of PATH (an http:// URL is taken as it is)."""
+    if path.startswith("http://"):
+        url = path
+    else:
+        url = "file://" + urllib.parse.quote(os.path.abspath(path))
     if query:
         url += "?" + (query if isinstance(query, str) else urllib.parse.urlencode(query))
     return url

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+/* http_bridge.c: the HTTP server's requests served by the loop thread. */
+#include "http_bridge.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "http_metrics.h"
+#include "loop.h"
+#include "timeline_svg.h"
+#include "tracer.h"
+
+struct mt_http_job {
+	enum mt_http_job_kind kind;
+	bool done;
+	bool abandoned;            /* its request gave up: the loop frees it */
+	int err;
+	struct mt_http_result res;
+	struct mt_http_job *next;
+};
+
+static void procs_put_locked(struct mt_http_procs *p)
+{
+	struct mt_raw_profile holder = { 0 };
+
+	if (!p || --p->refs > 0)
+		return;
+	holder.procs = p->procs;
+	holder.nprocs = p->n;
+	mt_raw_profile_free(&holder);
+	free(p);
+}
+
+static void raw_put_locked(struct mt_http_raw *raw)
+{
+	if (!raw || --raw->refs > 0)
+		return;
+	raw->raw.procs = NULL;
+	raw->raw.nprocs = 0;
+	procs_put_locked(raw->procs);
+	mt_raw_profile_free(&raw->raw);
+	free(raw);
+}
+
+void mt_http_raw_put(struct mt_http_bridge *b, struct mt_http_raw *raw)
+{
+	pthread_mutex_lock(&b->lock);
+	raw_put_locked(raw);
+	pthread_mutex_unlock(&b->lock);
+}
+
+static void result_free_locked(struct mt_http_result *res)
+{
+	raw_put_locked(res->raw);
+	free(res->text);
+	memset(res, 0, sizeof(*res));
+}
+
+void mt_http_result_free(struct mt_http_bridge *b, struct mt_http_result *res)
+{
+	pthread_mutex_lock(&b->lock);
+	result_free_locked(res);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* ---- the loop thread ---- */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+	while (s && *s)
+		h = mix(h, (unsigned char)*s++);
+	return mix(h, 0);
+}
+
+/* What the symbols of PROCS depend on: pids, names, files and places. */
+static uint64_t procs_sig(const struct mt_process *procs, size_t n)
+{
+	uint64_t h = mix(0, n);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_process *p = &procs[i];
+
+		h = mix(mix_str(mix(h, p->pid), p->comm), p->nmods);
+		for (size_t j = 0; p->mods && j < p->nmods; j++) {
+			const struct mt_module *m = &p->mods[j];
+
+			h = mix(mix(mix(mix_str(h, m->path), m->start), m->end),
+				m->bias);
+			h = mix(mix(h, m->text_start), m->text_offset);
+		}
+	}
+	return h;
+}
+
+/* The copy of the tracer's processes RAW has (the last one, if they did
+ * not change), a reference in *OUT. */
+static int copy_procs(struct mt_http_bridge *b,
+		      const struct mt_raw_profile *raw,
+		      struct mt_http_procs **out)
+{
+	uint64_t sig = procs_sig(raw->procs, raw->nprocs);
+	struct mt_http_procs *p = b->procs;
+	int ret;
+
+	if (!p || p->sig != sig) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		ret = mt_procs_copy(raw->procs, raw->nprocs, &p->procs);
+		if (ret) {
+			free(p);
+			return ret;
+		}
+		p->n = raw->nprocs;
+		p->sig = sig;
+		p->refs = 1; /* the bridge's */
+		pthread_mutex_lock(&b->lock);
+		procs_put_locked(b->procs);
+		b->procs = p;
+		pthread_mutex_unlock(&b->lock);
+	}
+	pthread_mutex_lock(&b->lock);
+	p->refs++;
+	pthread_mutex_unlock(&b->lock);
+	*out = p;
+	return 0;
+}
+
+/* A snapshot of now, with a copy of the processes (the tracer's change). */
+static int read_profile(struct mt_http_bridge *b, struct mt_http_raw **out)
+{
+	struct mt_http_raw *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	ret = mt_tracer_collect(b->tr, &r->raw);
+	if (!ret)
+		ret = copy_procs(b, &r->raw, &r->procs);
+	/* The tracer's no longer: the copy's, or none. */
+	r->raw.procs = r->procs ? r->procs->procs : NULL;
+	r->raw.nprocs = r->procs ? r->procs->n : 0;
+	if (ret) {
+		r->raw.procs = NULL;
+		mt_raw_profile_free(&r->raw);
+		free(r);
+		return ret;
+	}
+	r->t = r->raw.sum.duration_s;
+	*out = r;
+	return 0;
+}
+
+/* The text FN writes to a memory stream, into RES. */
+static int write_text(struct mt_http_result *res,
+		      int (*fn)(FILE *, struct mt_tracer *),
+		      struct mt_tracer *tr)
+{
+	FILE *f = open_memstream(&res->text, &res->len);
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fn(f, tr);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (ret) {
+		free(res->text);
+		res->text = NULL;
+		res->len = 0;
+	}
+	return ret;
+}
+
+static int metrics(FILE *f, struct mt_tracer *tr)
+{
+	struct mt_http_metrics m = { .data = tr->tl.on ? &tr->tl.data : NULL,
+				     .elapsed_s = mt_loop_now() - tr->s.start };
+	int ret = mt_collect_counters(tr->skel, m.counters);
+
+	return ret ? ret : mt_http_write_metrics(f, &m);
+}
+
+static int timeline(FILE *f, struct mt_tracer *tr)
+{
+	return mt_tl_write_svg(f, &tr->tl.data);
+}
+
+/* Do JOBS (a list the loop took): one map read for every profile job. */
+static void run_jobs(struct mt_http_bridge *b, struct mt_http_job *jobs)
+{
+	struct mt_http_raw *raw = NULL;
+	int raw_err = 0;
+	bool raw_read = false;
+
+	for (struct mt_http_job *j = jobs; j; j = j->next) {
+		switch (j->kind) {
+		case MT_HTTP_JOB_PROFILE:
+			if (!raw_read) {
+				raw_err = read_profile(b, &raw);
+				raw_read = true;
+				b->reads++;
+			}
+			j->err = raw_err;
+			if (!raw_err) {
+				pthread_mutex_lock(&b->lock);
+				raw->refs++;
+				pthread_mutex_unlock(&b->lock);
+				j->res.raw = raw;
+			}
+			break;
+		case MT_HTTP_JOB_METRICS:
+			j->err = write_text(&j->res, metrics, b->tr);
+			break;
+		case MT_HTTP_JOB_TIMELINE:
+			j->err = b->tr->tl.on ? write_text(&j->res, timeline, b->tr)
+					      : -ENODATA;
+			break;
+		}
+	}
+}
+
+/* Mark JOBS done (freeing those given up on) and wake their requests. */
+static void finish_jobs(struct mt_http_bridge *b, struct mt_http_job *jobs)
+{
+	pthread_mutex_lock(&b->lock);
+	while (jobs) {
+		struct mt_http_job *next = jobs->next;
+
+		if (jobs->abandoned) {
+			result_free_locked(&jobs->res);
+			free(jobs);
+		} else {
+			jobs->done = true;
+		}
+		jobs = next;
+	}
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+static void on_jobs(void *ctx, int fd, short revents)
+{
+	struct mt_http_bridge *b = ctx;
+	struct mt_http_job *jobs;
+	uint64_t n;
+	double t0 = mt_loop_now();
+
+	(void)revents;
+	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&b->lock);
+	jobs = b->queue;
+	b->queue = NULL;
+	b->queued = 0;
+	pthread_mutex_unlock(&b->lock);
+	if (!jobs)
+		return;
+	run_jobs(b, jobs);
+	finish_jobs(b, jobs);
+	b->reads_s += mt_loop_now() - t0;
+}
+
+int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr)
+{
+	pthread_condattr_t attr;
+
+	memset(b, 0, sizeof(*b));
+	b->tr = tr;
+	b->efd = -1;
+	pthread_mutex_init(&b->lock, NULL);
+	/* Deadlines on CLOCK_MONOTONIC: a clock change moves none. */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	b->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->efd < 0)
+		return -errno;
+	return mt_loop_add_fd(&tr->s.loop, b->efd, on_jobs, b);
+}
+
+void mt_http_bridge_close(struct mt_http_bridge *b)
+{
+	struct mt_http_job *jobs;
+
+	pthread_mutex_lock(&b->lock);
+	b->closed = true;
+	jobs = b->queue;
+	b->queue = NULL;
+	b->queued = 0;
+	for (struct mt_http_job *j = jobs; j; j = j->next)
+		j->err = -ESHUTDOWN;
+	pthread_mutex_unlock(&b->lock);
+	finish_jobs(b, jobs);
+}
+
+void mt_http_bridge_free(struct mt_http_bridge *b)
+{
+	pthread_mutex_lock(&b->lock);
+	procs_put_locked(b->procs);
+	b->procs = NULL;
+	pthread_mutex_unlock(&b->lock);
+	if (b->efd >= 0)
+		close(b->efd);
+	b->efd = -1;
+	pthread_cond_destroy(&b->cond);
+	pthread_mutex_destroy(&b->lock);
+}
+
+/* ---- the requests' threads ---- */
+
+static struct timespec deadline_after(double s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)s;
+	ts.tv_nsec += (long)((s - floor(s)) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* Take J out of the queue, if it is still there. */
+static bool unqueue(struct mt_http_bridge *b, struct mt_http_job *j)
+{
+	for (struct mt_http_job **p = &b->queue; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			b->queued--;
+			return true;
+		}
+	return false;
+}
+
+int mt_http_bridge_call(struct mt_http_bridge *b, enum mt_http_job_kind kind,
+			double timeout_s, struct mt_http_result *res)
+{
+	struct timespec until = deadline_after(timeout_s);
+	struct mt_http_job *j = calloc(1, sizeof(*j));
+	uint64_t one = 1;
+	int ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!j)
+		return -ENOMEM;
+	j->kind = kind;
+	pthread_mutex_lock(&b->lock);
+	if (b->closed || b->queued >= MT_HTTP_MAX_JOBS) {
+		ret = b->closed ? -ESHUTDOWN : -EBUSY;
+		pthread_mutex_unlock(&b->lock);
+		free(j);
+		return ret;
+	}
+	/* At the end: the jobs are done in the order they came. */
+	{
+		struct mt_http_job **p = &b->queue;
+
+		while (*p)
+			p = &(*p)->next;
+		*p = j;
+	}
+	b->queued++;
+	if (write(b->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		ret = -errno;
+	while (!ret && !j->done)
+		ret = -pthread_cond_timedwait(&b->cond, &b->lock, &until);
+	if (j->done) {
+		ret = j->err;
+		*res = j->res;
+		free(j);
+	} else if (unqueue(b, j)) {
+		free(j);
+	} else {
+		j->abandoned = true; /* the loop has it: it frees it */
+	}
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http_bridge.h: how the HTTP server's threads get what only the loop
+ * thread may read (the BPF maps, the tracer's processes, the timeline).
+ * A request posts a job and waits; the loop, woken through an eventfd,
+ * does every job posted since it last looked, reading the maps once for
+ * all the profile jobs among them, and wakes their requests.  The loop
+ * thread only reads: symbolising and encoding happen in the requests'
+ * threads, so a slow request or client never holds the loop up.
+ */
+#ifndef MEMTRACE_HTTP_BRIDGE_H
+#define MEMTRACE_HTTP_BRIDGE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "profile.h"
+
+struct mt_tracer;
+
+/* Jobs waiting at once, at most (beyond: -EBUSY, a 503). */
+#define MT_HTTP_MAX_JOBS 256
+
+/*
+ * The traced processes and their files, copied from the tracer's: the
+ * same copy as long as they do not change, so the symbols kept for them
+ * (symbolize.h) stay good from one request to the next.
+ */
+struct mt_http_procs {
+	int refs;                  /* under the bridge's lock */
+	struct mt_process *procs;
+	size_t n;
+	uint64_t sig;              /* of pids, names and files */
+};
+
+/* A raw profile shared by the requests that asked for it at one time. */
+struct mt_http_raw {
+	int refs;                  /* under the bridge's lock */
+	struct mt_raw_profile raw; /* its procs: those of PROCS */
+	struct mt_http_procs *procs;
+	double t;                  /* trace time it was read at, seconds */
+};
+
+enum mt_http_job_kind {
+	MT_HTTP_JOB_PROFILE,   /* a snapshot of now: raw */
+	MT_HTTP_JOB_METRICS,   /* the Prometheus text of now: text */
+	MT_HTTP_JOB_TIMELINE,  /* the timeline chart (SVG): text */
+};
+
+/* What a job gives its request. */
+struct mt_http_result {
+	struct mt_http_raw *raw;   /* PROFILE: a reference (mt_http_raw_put) */
+	char *text;                /* METRICS, TIMELINE: malloc()ed */
+	size_t len;
+};
+
+struct mt_http_job;
+
+struct mt_http_bridge {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int efd;                   /* eventfd the loop watches */
+	struct mt_http_job *queue;
+	size_t queued;
+	bool closed;               /* tracing has stopped: jobs fail */
+	struct mt_tracer *tr;      /* the loop thread's */
+	struct mt_http_procs *procs; /* the loop's latest copy */
+	double reads_s;            /* time the loop spent on jobs (for -v) */
+	unsigned reads;            /* map reads done for profile jobs */
+};
+
+/* Set B up and register its eventfd in TR's loop.  0 or -errno. */
+int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr);
+
+/*
+ * From a request's thread: post a job of KIND and wait at most TIMEOUT_S
+ * seconds for it.  0 (RES is the caller's), -EBUSY (too many waiting),
+ * -ESHUTDOWN (tracing stopped), -ETIMEDOUT, or the job's error.  A job
+ * given up on is released by the loop when it is done.
+ */
+int mt_http_bridge_call(struct mt_http_bridge *b, enum mt_http_job_kind kind,
+			double timeout_s, struct mt_http_result *res);
+
+/* Release what RES holds. */
+void mt_http_result_free(struct mt_http_bridge *b, struct mt_http_result *res);
+
+/* Drop a reference to RAW (from any thread). */
+void mt_http_raw_put(struct mt_http_bridge *b, struct mt_http_raw *raw);
+
+/*
+ * The loop thread, tracing over: fail the jobs waiting and every later
+ * one (-ESHUTDOWN).  Requests still running keep their references.
+ */
+void mt_http_bridge_close(struct mt_http_bridge *b);
+
+/* After the server's threads are gone. */
+void mt_http_bridge_free(struct mt_http_bridge *b);
+
+#endif

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * http_pprof.c: /debug/pprof/ as Go's net/http/pprof serves it, for the
+ * heap: the index, heap (inuse_space shown by default) and allocs
+ * (alloc_space), each a gzipped pprof profile with all four sample types;
+ * ?seconds=N the alloc values of the next N seconds (in-use values those
+ * of their end), ?debug=1 memtrace's text report, ?gc=1 accepted and
+ * ignored, ?pid= and ?comm= some processes only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_profile.h"
+#include "http_request.h"
+#include "pprof_write.h"
+#include "text.h"
+
+struct text_arg {
+	const struct mt_profile *p;
+	const struct mt_text_opts *o;
+};
+
+static int write_text(FILE *out, const void *arg)
+{
+	const struct text_arg *a = arg;
+
+	return mt_write_text(out, a->p, a->o);
+}
+
+static enum MHD_Result send_profile(struct mt_http *h,
+				    struct MHD_Connection *c, bool allocs)
+{
+	struct mt_http_query q;
+	struct mt_profile prof;
+	char err[160], *data = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (mt_http_query_parse(c, allocs ? MT_ALLOC_SPACE : MT_INUSE_SPACE,
+				&q, err, sizeof(err)))
+		return mt_http_text(c, MHD_HTTP_BAD_REQUEST, "%s\n", err);
+	ret = mt_http_profile(h, &q, &prof);
+	if (ret)
+		return mt_http_fail(c, ret);
+	if (q.debug) {
+		struct mt_text_opts o = { .metric = q.metric,
+					  .top_n = h->o->top_n,
+					  .unit = h->o->unit };
+		struct text_arg a = { &prof, &o };
+
+		ret = mt_http_memtext(write_text, &a, &data, &len);
+	} else {
+		struct mt_pprof_write_options o = { .allocs_default = allocs };
+
+		ret = mt_pprof_encode(&prof, &o, (uint8_t **)&data, &len);
+	}
+	mt_profile_free(&prof);
+	if (ret)
+		return mt_http_fail(c, ret);
+	if (q.debug)
+		return mt_http_send(c, MHD_HTTP_OK, "text/plain; charset=utf-8",
+				    data, len);
+	{
+		struct MHD_Response *r = MHD_create_response_from_buffer(
+			len, data, MHD_RESPMEM_MUST_FREE);
+		enum MHD_Result res;
+
+		if (!r) {
+			free(data);
+			return MHD_NO;
+		}
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+					"application/octet-stream");
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					allocs ? "attachment; filename=\"allocs\""
+					       : "attachment; filename=\"heap\"");
+		MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+		res = MHD_queue_response(c, MHD_HTTP_OK, r);
+		MHD_destroy_response(r);
+		return res;
+	}
+}
+
+static const char index_html[] =
+"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+"<title>/debug/pprof/</title></head><body>\n"
+"<p>/debug/pprof/: memtrace's profiles of the traced processes</p>\n"
+"<table><tr><th>Profile</th><th>What it shows</th></tr>\n"
+"<tr><td><a href=\"heap?debug=1\">heap</a></td><td>the heap blocks in use "
+"now, by allocating stack (inuse_space by default; alloc_space, "
+"alloc_objects and inuse_objects too). ?seconds=N: what was allocated over "
+"the next N seconds.</td></tr>\n"
+"<tr><td><a href=\"allocs?debug=1\">allocs</a></td><td>the same profile, "
+"alloc_space by default: everything allocated since tracing began.</td></tr>\n"
+"</table>\n"
+"<p>go tool pprof URL/debug/pprof/heap reads them. ?debug=1: text; ?pid= "
+"and ?comm=: some processes only.</p>\n"
+"<p><a href=\"/\">The page</a> (timeline, flame graph, snapshots) and "
+"<a href=\"/metrics\">/metrics</a> (Prometheus).</p>\n"
+"</body></html>\n";
+
+enum MHD_Result mt_http_pprof(struct mt_http *h, struct MHD_Connection *c,
+			      const char *url)
+{
+	const char *name = url + strlen("/debug/pprof");
+
+	if (!*name || !strcmp(name, "/")) {
+		char *page = strdup(index_html);
+
+		if (!page)
+			return MHD_NO;
+		return mt_http_send(c, MHD_HTTP_OK, "text/html; charset=utf-8",
+				    page, strlen(page));
+	}
+	if (!strcmp(name, "/heap"))
+		return send_profile(h, c, false);
+	if (!strcmp(name, "/allocs"))
+		return send_profile(h, c, true);
+	return mt_http_text(c, MHD_HTTP_NOT_FOUND,
+			    "unknown profile: memtrace serves heap and allocs\n");
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/* http_profile.c: the profiles and snapshots of --http (http_profile.h). */
+#include "http_profile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "delta.h"
+#include "filter.h"
+#include "loop.h"
+#include "pprof_write.h"
+#include "symbolize.h"
+
+/* RAW symbolised into PROF, with the symbols kept between requests. */
+static int symbolise(struct mt_http *h, const struct mt_raw_profile *raw,
+		     struct mt_profile *prof)
+{
+	int ret;
+
+	pthread_mutex_lock(&h->sym_lock);
+	ret = mt_symbolize_cached(raw, prof, h->symbols);
+	pthread_mutex_unlock(&h->sym_lock);
+	return ret;
+}
+
+int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
+		    struct mt_profile *prof)
+{
+	struct mt_http_result before = { 0 }, now = { 0 };
+	struct mt_delta delta = { 0 };
+	int ret = 0;
+
+	memset(prof, 0, sizeof(*prof));
+	if (q->seconds) {
+		ret = mt_http_bridge_call(&h->bridge, MT_HTTP_JOB_PROFILE,
+					  MT_HTTP_WAIT_S, &before);
+		if (!ret)
+			ret = mt_delta_apply(&delta, &before.raw->raw, NULL);
+		mt_http_result_free(&h->bridge, &before);
+		if (!ret && !mt_http_sleep(h, q->seconds))
+			ret = -ESHUTDOWN;
+	}
+	if (!ret)
+		ret = mt_http_bridge_call(&h->bridge, MT_HTTP_JOB_PROFILE,
+					  MT_HTTP_WAIT_S, &now);
+	if (!ret)
+		ret = symbolise(h, &now.raw->raw, prof);
+	if (!ret && q->seconds)
+		ret = mt_delta_apply(&delta, &now.raw->raw, prof);
+	mt_http_result_free(&h->bridge, &now);
+	mt_delta_free(&delta);
+	/* --comm for the whole trace, then the request's own choice. */
+	if (!ret && h->o->comm)
+		ret = mt_profile_filter(prof, 0, h->o->comm);
+	if (!ret && (q->pid || q->comm[0]))
+		ret = mt_profile_filter(prof, q->pid,
+					q->comm[0] ? q->comm : NULL);
+	if (ret)
+		mt_profile_free(prof);
+	return ret;
+}
+
+int mt_http_take_snapshot(struct mt_http *h, const char *why, unsigned *seq)
+{
+	struct mt_http_query q = { .metric = MT_INUSE_SPACE };
+	struct mt_ring_entry e = { 0 };
+	struct mt_profile prof;
+	const uint64_t *c;
+	int ret = mt_http_profile(h, &q, &prof);
+
+	if (ret)
+		return ret;
+	ret = mt_pprof_encode(&prof, NULL, &e.pb, &e.len);
+	if (!ret) {
+		c = prof.sum.counters;
+		e.t = prof.sum.duration_s;
+		e.wall = time(NULL);
+		snprintf(e.why, sizeof(e.why), "%s", why);
+		e.alloc_bytes = c[MT_CNT_ALLOC_BYTES];
+		e.inuse_bytes = c[MT_CNT_ALLOC_BYTES] - c[MT_CNT_FREE_BYTES];
+		*seq = mt_ring_add(&h->ring, &e);
+	}
+	mt_profile_free(&prof);
+	return ret;
+}
+
+static struct timespec at(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+
+	return ts;
+}
+
+bool mt_http_sleep(struct mt_http *h, double s)
+{
+	struct timespec until = at(mt_loop_now() + s);
+	bool stopping;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping &&
+	       pthread_cond_timedwait(&h->cond, &h->lock, &until) != ETIMEDOUT)
+		;
+	stopping = h->stopping;
+	pthread_mutex_unlock(&h->lock);
+	return !stopping;
+}
+
+/* The snapshot thread. */
+static void *snapper(void *arg)
+{
+	struct mt_http *h = arg;
+	double every = h->o->snapshot_interval;
+	double next = every > 0 ? mt_loop_now() + every : INFINITY;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping) {
+		const char *why = NULL;
+		unsigned seq;
+		int err;
+
+		if (h->signal_wanted) {
+			h->signal_wanted--;
+			why = "signal";
+		} else if (mt_loop_now() >= next) {
+			why = "interval";
+			next = mt_loop_now() + every;
+		} else {
+			struct timespec until = at(next);
+
+			if (isinf(next))
+				pthread_cond_wait(&h->cond, &h->lock);
+			else
+				pthread_cond_timedwait(&h->cond, &h->lock, &until);
+			continue;
+		}
+		pthread_mutex_unlock(&h->lock);
+		err = mt_http_take_snapshot(h, why, &seq);
+		if (err && err != -ESHUTDOWN)
+			fprintf(stderr, "memtrace: http: snapshot (%s) failed: %s\n",
+				why, strerror(-err));
+		pthread_mutex_lock(&h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+int mt_http_snapper_start(struct mt_http *h)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	err = pthread_create(&h->snapper, NULL, snapper, h);
+	if (err)
+		return -err;
+	h->snapper_on = true;
+	return 0;
+}
+
+void mt_http_snapshot_signal(struct mt_http *h)
+{
+	pthread_mutex_lock(&h->lock);
+	if (h->signal_wanted < 4) /* a burst of signals: a few snapshots */
+		h->signal_wanted++;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+void mt_http_snapper_stop(struct mt_http *h)
+{
+	if (!h->snapper_on)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->stopping = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->snapper, NULL);
+	h->snapper_on = false;
+}

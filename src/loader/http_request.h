@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http_request.h: what the HTTP server's handlers share (http_server.c,
+ * http_pprof.c, http_page.c): the server, a request's query, responses,
+ * and the profile of now as a request sees it.
+ */
+#ifndef MEMTRACE_HTTP_REQUEST_H
+#define MEMTRACE_HTTP_REQUEST_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "http_bridge.h"
+#include "net_addr.h"
+#include "options.h"
+#include "profile.h"
+#include "snapshot_ring.h"
+
+struct mt_symcache;
+struct mt_tracer;
+
+/* How long a request waits for the loop thread, and ?seconds at most. */
+#define MT_HTTP_WAIT_S 60.0
+#define MT_HTTP_MAX_SECONDS 3600
+
+struct mt_http {
+	const struct mt_options *o;
+	struct MHD_Daemon *daemon;
+	struct mt_http_bridge bridge;
+	struct mt_cidrs allow;
+	bool allow_on;
+	char url[128];                 /* http://ADDR:PORT */
+	pthread_mutex_t sym_lock;      /* over symbols */
+	struct mt_symcache *symbols;   /* kept from one request to the next */
+	struct mt_ring ring;           /* the page's snapshots */
+	/* The snapshot thread: every --snapshot-interval, and on demand. */
+	pthread_t snapper;
+	bool snapper_on;
+	pthread_mutex_t lock;          /* over what follows */
+	pthread_cond_t cond;           /* CLOCK_MONOTONIC */
+	unsigned signal_wanted;        /* SIGUSR1s not yet served */
+	bool stopping;
+	/* The reports' SIGUSR1 handler, called first. */
+	void (*prev_report)(void *ctx);
+	void *prev_ctx;
+};
+
+/* A request's query (?seconds= &debug= &pid= &comm= &metric=). */
+struct mt_http_query {
+	unsigned seconds;      /* 0: the profile of now */
+	int debug;             /* > 0: text */
+	uint32_t pid;          /* 0: every process */
+	char comm[16];         /* "": any name */
+	enum mt_value metric;  /* text and flame graph; default given */
+};
+
+/*
+ * Parse C's query into Q (METRIC its default).  0, or -1 with a reason
+ * in ERR (a 400).
+ */
+int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
+			struct mt_http_query *q, char *err, size_t errlen);
+
+/*
+ * Send LEN bytes at DATA (malloc()ed: the response frees it, also on
+ * failure) with STATUS and content type TYPE.
+ */
+enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
+			     const char *type, char *data, size_t len);
+
+/* A short text/plain answer: STATUS and a line. */
+enum MHD_Result mt_http_text(struct MHD_Connection *c, unsigned status,
+			     const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The answer for ERR (-errno) of a profile request. */
+enum MHD_Result mt_http_fail(struct MHD_Connection *c, int err);
+
+/* Text written to a memory stream by FN(OUT, ARG) into *DATA, *LEN.  0
+ * or -errno (FN's). */
+int mt_http_memtext(int (*fn)(FILE *out, const void *arg), const void *arg,
+		    char **data, size_t *len);
+
+/* The handlers (http_server.c routes to them): /debug/pprof/...; the
+ * rest (the page, its images, snapshots and diffs, 404s). */
+enum MHD_Result mt_http_pprof(struct mt_http *h, struct MHD_Connection *c,
+			      const char *url);
+enum MHD_Result mt_http_page(struct mt_http *h, struct MHD_Connection *c,
+			     const char *url, bool post);
+
+#endif
