@@ -143,3 +143,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The public names of aliased functions need a shared object of aliases.
 -include tests/unit/sym_alias.mk
+
+# The pure parts of --http (addresses, /metrics, the snapshot ring).
+-include tests/unit/http.mk
