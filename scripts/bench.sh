@@ -134,6 +134,17 @@ run_memtrace_on() { # CHURN-BINARY ROW-NAME REP MEMTRACE-OPTIONS...
 
 run_memtrace() { run_memtrace_on "$CHURN" "$@"; }
 
+run_memtrace_scraped() { # ROW-NAME REP: full tracing, --http, a scrape a second
+	local p=$T/$1.$2 pid rc=0
+	python3 bench/rusage.py "$p.ru" "$MEMTRACE" --as-root --http 127.0.0.1:0 -o "$p.report" \
+		--metric alloc_objects --folded="$p.folded" \
+		-- "$CHURN" "${CHURN_ARGS[@]}" -o "$p.churn" >"$p.err" 2>&1 &
+	pid=$!
+	python3 bench/scrape.py "$p.err" "$p.scrape" --every 1 || true
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
 run_memtrace_links() { # MEMTRACE_LINKS-VALUE ROW-NAME REP MEMTRACE-OPTIONS...
 	local links=$1
 	shift
@@ -158,6 +169,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run full_notl "$rep" run_memtrace full_notl "$rep" --timeline-interval 0
 	# A report every second while tracing (snapshots, symbols kept).
 	run full_i1 "$rep" run_memtrace full_i1 "$rep" -i 1
+	# --http, scraped once a second (go tool pprof's request).
+	run full_http "$rep" run_memtrace_scraped full_http "$rep"
 	run sampling "$rep" run_memtrace sampling "$rep" -s "$SAMPLE_BYTES"
 	# The same without uprobe sessions: every return probe fires.
 	run sampling_multi "$rep" run_memtrace_links multi sampling_multi "$rep" -s "$SAMPLE_BYTES"
@@ -198,6 +211,17 @@ if [ "$SNAP_BLOCKS" -gt 0 ]; then
 		--pprof "$p.pb.gz" -- "$CHURN" --stacks 65536 --blocks "$SNAP_BLOCKS" --hold 7000 \
 		-o "$p.churn" >"$p.err" 2>&1 || rc=$?
 	echo "snap 1 $p $rc" >>"$T/runs"
+	# The same program served over --http: three scrapes of the heap
+	# once every block is live.
+	p=$T/snaphttp
+	rc=0
+	"$MEMTRACE" --as-root --timeline-interval 0.1 --http 127.0.0.1:0 --text=/dev/null \
+		-- "$CHURN" --stacks 65536 --blocks "$SNAP_BLOCKS" --hold 15000 \
+		-o "$p.churn" >"$p.err" 2>&1 &
+	pid=$!
+	python3 bench/scrape.py "$p.err" "$p.scrape" --after-objects "$SNAP_BLOCKS" --count 3 || true
+	wait "$pid" || rc=$?
+	echo "snaphttp 1 $p $rc" >>"$T/runs"
 fi
 # Unwind tables: sizes and build times (memtrace -v), for libc and python3,
 # and libstdc++ (a small C++ program built here).
@@ -316,6 +340,7 @@ rows.append(("trap floor (--probe-only)", collect("floor", True), "floor"))
 rows.append(("memtrace, full tracing", collect("full", True), "full"))
 rows.append(("memtrace, full, --timeline-interval 0", collect("full_notl", True), "full"))
 rows.append(("memtrace, full, -i 1 (a report a second)", collect("full_i1", True), "full"))
+rows.append(("memtrace, full, --http, a scrape a second", collect("full_http", True), "full"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (sampling)", collect("sampling", True), "sampling"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, no sessions", collect("sampling_multi", True),
              "sampling"))
@@ -389,6 +414,41 @@ def interval_cost():
     return (f"-i 1 (a report every second) added to full tracing: "
             f"{100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
             + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios) + ")")
+
+def scrapes(p):
+    """[(status, ms, bytes)] of a scrape file."""
+    out = []
+    try:
+        for line in open(p):
+            m = re.match(r"scrape status=(\d+) ms=([\d.]+) bytes=(\d+)", line)
+            if m:
+                out.append((int(m[1]), float(m[2]), int(m[3])))
+    except OSError:
+        pass
+    return out
+
+def http_cost():
+    """--http scraped once a second against full tracing, same rounds."""
+    ratios = round_ratios("full_http", "full")
+    if not ratios:
+        return None
+    n = [len(scrapes(p + ".scrape")) for _, p, rc in runs.get("full_http", []) if rc == 0]
+    ms = [s[1] for _, p, rc in runs.get("full_http", []) if rc == 0 for s in scrapes(p + ".scrape")]
+    return (f"--http with a scrape of /debug/pprof/heap a second, added to full tracing: "
+            f"{100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
+            + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios)
+            + f"); {sum(n)} scrapes, median {med(ms) or 0:.1f} ms each")
+
+def scrape_latency():
+    """/debug/pprof/heap at SNAP_BLOCKS live blocks."""
+    for _, p, rc in runs.get("snaphttp", []):
+        got = scrapes(p + ".scrape")
+        if not got:
+            return f"--http at {E['BENCH_SNAP_BLOCKS']} live blocks: no scrape answered ({tail(p + '.err')})"
+        return (f"--http at {E['BENCH_SNAP_BLOCKS']} live blocks from 65,536 stacks: /debug/pprof/heap in "
+                + ", ".join(f"{s[1] / 1000:.2f} s" for s in got)
+                + f" (status {', '.join(str(s[0]) for s in got)}; {got[-1][2]:,} bytes)")
+    return None
 
 def snapshot_times():
     """The snapshot run: each report's read and write times at full size."""
@@ -522,7 +582,7 @@ for n in notes:
 tc = timeline_cost()
 if tc:
     print("  " + tc)
-for extra in (interval_cost(), snapshot_times()):
+for extra in (interval_cost(), http_cost(), snapshot_times(), scrape_latency()):
     if extra:
         print("  " + extra)
 
