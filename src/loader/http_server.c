@@ -22,7 +22,7 @@
 #define MAX_CONNECTIONS 128
 #define MAX_PER_PEER 96
 #define IDLE_TIMEOUT_S 15
-#define REQUEST_MEMORY (64 * 1024)
+#define REQUEST_MEMORY ((size_t)64 * 1024)
 #define THREAD_STACK (2u << 20)
 
 /* ---- responses ---- */
@@ -156,7 +156,7 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 			snprintf(err, errlen, "comm: a process name has at most 15 characters");
 			return -1;
 		}
-		strcpy(q->comm, comm);
+		snprintf(q->comm, sizeof(q->comm), "%s", comm);
 	}
 	if (m && *m) {
 		int i;

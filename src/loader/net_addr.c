@@ -152,7 +152,7 @@ static bool prefix_eq(const uint8_t *a, const uint8_t *b, unsigned bits)
 {
 	unsigned bytes = bits / 8, rest = bits % 8;
 
-	if (memcmp(a, b, bytes))
+	if (memcmp(a, b, bytes) != 0)
 		return false;
 	if (!rest)
 		return true;
@@ -169,7 +169,7 @@ bool mt_cidrs_match(const struct mt_cidrs *l, const struct sockaddr *sa)
 		v4 = (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
 	} else if (sa->sa_family == AF_INET6) {
 		v6 = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-		if (!memcmp(v6, mapped, sizeof(mapped)))
+		if (memcmp(v6, mapped, sizeof(mapped)) == 0)
 			v4 = v6 + 12; /* an IPv4 peer on a dual-stack socket */
 	}
 	for (size_t i = 0; i < l->n; i++) {

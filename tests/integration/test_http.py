@@ -460,3 +460,57 @@ def _options():
         s.finish()
     finally:
         s.close()
+
+
+@test("http.system_wide")
+def _system_wide():
+    """System-wide: ?pid= and ?comm= pick one process of many, every
+    sample has pid and comm labels (go tool pprof -tags), /metrics has
+    a series per process."""
+    mt = mtlib.Bg([mtlib.MEMTRACE, "--http", "127.0.0.1:0", "--unit", "B"], stdin=subprocess.DEVNULL)
+    a = b = None
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: serving "), 60)
+        check(line is not None, "system-wide memtrace --http did not start", mt.details())
+        check(mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60),
+              "system-wide memtrace did not start tracing", mt.details())
+        url = re.match(r"memtrace: serving (http://\S+?)/ ", line).group(1)
+        a = mtlib.Bg([mtlib.prog_path("served")])
+        b = mtlib.Bg([mtlib.prog_path("served")])
+        pids = []
+        for w in (a, b):
+            ready = w.out.wait_for(lambda l: l.startswith("ready "), 30)
+            check(ready, "served did not start", w.details())
+            pids.append(int(ready.split()[1]))
+        b.send("8\n")
+        check(b.out.wait_for(lambda l: l.startswith("done "), 30), "served b did not tick")
+        time.sleep(0.5)
+
+        def get(path):
+            with urllib.request.urlopen(url + path, timeout=60) as r:
+                return r.read().decode()
+        for pid, ticks in zip(pids, (0, 8)):
+            _, fl = flat_of(get("/debug/pprof/allocs?debug=1&pid=%d" % pid))
+            check_eq((fl.get("keep_small"), fl.get("keep_large"), fl.get("tick", 0)),
+                     (SMALL, LARGE, ticks * TICK_SIZE), "?pid=%d: allocated per function" % pid, fl)
+        _, fl = flat_of(get("/debug/pprof/allocs?debug=1&comm=served"))
+        check_eq((fl.get("keep_small"), fl.get("tick", 0)), (2 * SMALL, 8 * TICK_SIZE),
+                 "?comm=served: both processes", fl)
+        tags = go_pprof_url(url + "/debug/pprof/heap?comm=served", ["-tags"])
+        for pid in pids:
+            check(re.search(r"\b%d\b" % pid, tags), "no pid label %d in go tool pprof -tags" % pid, tags)
+        check("served" in tags, "no comm label served in go tool pprof -tags", tags)
+        metrics = get("/metrics")
+        for pid in pids:
+            check('memtrace_heap_inuse_bytes{pid="%d",comm="served"} %d' % (pid, SMALL + LARGE) in metrics,
+                  "/metrics: no in-use series for pid %d" % pid, metrics[:3000])
+        for w in (a, b):
+            w.send("q\n")
+            check_eq(w.wait(30), 0, "served's exit status", w.details())
+        mt.signal(signal.SIGINT)
+        check_eq(mt.wait(60), 0, "memtrace's exit status", mt.details())
+    finally:
+        for w in (a, b):
+            if w:
+                mtlib.kill_quietly(w)
+        mtlib.kill_quietly(mt)
