@@ -211,9 +211,15 @@ static void run_jobs(struct mt_http_bridge *b, struct mt_http_job *jobs)
 		switch (j->kind) {
 		case MT_HTTP_JOB_PROFILE:
 			if (!raw_read) {
+				double t0 = mt_loop_now(), t1;
+
 				raw_err = read_profile(b, &raw);
 				raw_read = true;
 				b->reads++;
+				/* The loop reads maps at most a quarter of the
+				 * time, whatever the requests. */
+				t1 = mt_loop_now();
+				b->next_read_ok = t1 + MT_HTTP_READ_PAUSE * (t1 - t0);
 			}
 			j->err = raw_err;
 			if (!raw_err) {
@@ -253,20 +259,28 @@ static void finish_jobs(struct mt_http_bridge *b, struct mt_http_job *jobs)
 	pthread_mutex_unlock(&b->lock);
 }
 
-static void on_jobs(void *ctx, int fd, short revents)
+/* Do the jobs waiting; profile jobs only when a read is allowed (the
+ * others wait in the queue for the timer). */
+static void serve(struct mt_http_bridge *b)
 {
-	struct mt_http_bridge *b = ctx;
-	struct mt_http_job *jobs;
-	uint64_t n;
+	bool reads_ok = mt_loop_now() >= b->next_read_ok;
+	struct mt_http_job *jobs = NULL, **tail = &jobs, **p;
 	double t0 = mt_loop_now();
 
-	(void)revents;
-	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		return;
 	pthread_mutex_lock(&b->lock);
-	jobs = b->queue;
-	b->queue = NULL;
-	b->queued = 0;
+	for (p = &b->queue; *p;) {
+		struct mt_http_job *j = *p;
+
+		if (j->kind == MT_HTTP_JOB_PROFILE && !reads_ok) {
+			p = &j->next;
+			continue;
+		}
+		*p = j->next;
+		b->queued--;
+		j->next = NULL;
+		*tail = j;
+		tail = &j->next;
+	}
 	pthread_mutex_unlock(&b->lock);
 	if (!jobs)
 		return;
@@ -275,9 +289,26 @@ static void on_jobs(void *ctx, int fd, short revents)
 	b->reads_s += mt_loop_now() - t0;
 }
 
+static void on_jobs(void *ctx, int fd, short revents)
+{
+	uint64_t n;
+
+	(void)revents;
+	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	serve(ctx);
+}
+
+static void on_timer(void *ctx, double now)
+{
+	(void)now;
+	serve(ctx);
+}
+
 int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr)
 {
 	pthread_condattr_t attr;
+	int ret;
 
 	memset(b, 0, sizeof(*b));
 	b->tr = tr;
@@ -291,7 +322,10 @@ int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr)
 	b->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (b->efd < 0)
 		return -errno;
-	return mt_loop_add_fd(&tr->s.loop, b->efd, on_jobs, b);
+	ret = mt_loop_add_fd(&tr->s.loop, b->efd, on_jobs, b);
+	if (!ret) /* the profile jobs held back by the pause */
+		ret = mt_loop_add_timer(&tr->s.loop, 0.05, 0, on_timer, b);
+	return ret;
 }
 
 void mt_http_bridge_close(struct mt_http_bridge *b)

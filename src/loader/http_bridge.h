@@ -6,7 +6,9 @@
  * does every job posted since it last looked, reading the maps once for
  * all the profile jobs among them, and wakes their requests.  The loop
  * thread only reads: symbolising and encoding happen in the requests'
- * threads, so a slow request or client never holds the loop up.
+ * threads, so a slow request or client never holds the loop up; and it
+ * reads the maps for requests at most a quarter of its time
+ * (MT_HTTP_READ_PAUSE), however many come.
  */
 #ifndef MEMTRACE_HTTP_BRIDGE_H
 #define MEMTRACE_HTTP_BRIDGE_H
@@ -21,6 +23,11 @@ struct mt_tracer;
 
 /* Jobs waiting at once, at most (beyond: -EBUSY, a 503). */
 #define MT_HTTP_MAX_JOBS 256
+
+/* After reading the maps for requests, the loop waits this many times as
+ * long before it reads them again for requests (at most a quarter of its
+ * time, whatever the scrapers; the profile jobs wait meanwhile). */
+#define MT_HTTP_READ_PAUSE 3.0
 
 /*
  * The traced processes and their files, copied from the tracer's: the
@@ -66,6 +73,7 @@ struct mt_http_bridge {
 	bool closed;               /* tracing has stopped: jobs fail */
 	struct mt_tracer *tr;      /* the loop thread's */
 	struct mt_http_procs *procs; /* the loop's latest copy */
+	double next_read_ok;       /* CLOCK_MONOTONIC: no read before */
 	double reads_s;            /* time the loop spent on jobs (for -v) */
 	unsigned reads;            /* map reads done for profile jobs */
 };

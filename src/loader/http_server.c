@@ -23,7 +23,7 @@
 #define MAX_PER_PEER 96
 #define IDLE_TIMEOUT_S 15
 #define REQUEST_MEMORY ((size_t)64 * 1024)
-#define THREAD_STACK (2u << 20)
+#define THREAD_STACK (8u << 20)  /* libdw recurses */
 
 /* ---- responses ---- */
 
