@@ -42,6 +42,17 @@ def get(url, timeout=120):
     return status, (time.monotonic() - t0) * 1e3, body
 
 
+def scrape(f, base):
+    """GET the heap once, a line in F; its status, or None when refused."""
+    try:
+        status, ms, body = get(base + "/debug/pprof/heap")
+    except (OSError, urllib.error.URLError):
+        return None
+    f.write(f"scrape status={status} ms={ms:.1f} bytes={len(body)}\n")
+    f.flush()
+    return status
+
+
 def main(argv):
     errfile, out = argv[1], argv[2]
     opts = dict(zip(argv[3::2], argv[4::2]))
@@ -52,15 +63,7 @@ def main(argv):
         if "--every" in opts:
             every = float(opts["--every"])
             nxt = time.monotonic()
-            while True:
-                try:
-                    status, ms, body = get(base + "/debug/pprof/heap")
-                except (OSError, urllib.error.URLError):
-                    break
-                f.write(f"scrape status={status} ms={ms:.1f} bytes={len(body)}\n")
-                f.flush()
-                if status != 200:
-                    break
+            while scrape(f, base) == 200:
                 nxt += every
                 time.sleep(max(0.0, nxt - time.monotonic()))
         else:
@@ -77,12 +80,8 @@ def main(argv):
                     break
                 time.sleep(0.2)
             for _ in range(count):
-                try:
-                    status, ms, body = get(base + "/debug/pprof/heap")
-                except (OSError, urllib.error.URLError):
+                if scrape(f, base) is None:
                     break
-                f.write(f"scrape status={status} ms={ms:.1f} bytes={len(body)}\n")
-                f.flush()
     return 0
 
 

@@ -165,29 +165,31 @@ static int read_profile(struct mt_http_bridge *b, struct mt_http_raw **out)
 	return 0;
 }
 
-/* The text FN writes to a memory stream, into RES. */
-static int write_text(struct mt_http_result *res,
-		      int (*fn)(FILE *, struct mt_tracer *),
-		      struct mt_tracer *tr)
+int mt_http_memtext(int (*fn)(FILE *out, const void *arg), const void *arg,
+		    char **data, size_t *len)
 {
-	FILE *f = open_memstream(&res->text, &res->len);
+	FILE *f;
 	int ret;
 
+	*data = NULL;
+	*len = 0;
+	f = open_memstream(data, len);
 	if (!f)
 		return -errno;
-	ret = fn(f, tr);
+	ret = fn(f, arg);
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	if (ret) {
-		free(res->text);
-		res->text = NULL;
-		res->len = 0;
+		free(*data);
+		*data = NULL;
+		*len = 0;
 	}
 	return ret;
 }
 
-static int metrics(FILE *f, struct mt_tracer *tr)
+static int metrics(FILE *f, const void *arg)
 {
+	const struct mt_tracer *tr = arg;
 	struct mt_http_metrics m = { .data = tr->tl.on ? &tr->tl.data : NULL,
 				     .elapsed_s = mt_loop_now() - tr->s.start };
 	int ret = mt_collect_counters(tr->skel, m.counters);
@@ -195,8 +197,10 @@ static int metrics(FILE *f, struct mt_tracer *tr)
 	return ret ? ret : mt_http_write_metrics(f, &m);
 }
 
-static int timeline(FILE *f, struct mt_tracer *tr)
+static int timeline(FILE *f, const void *arg)
 {
+	const struct mt_tracer *tr = arg;
+
 	return mt_tl_write_svg(f, &tr->tl.data);
 }
 
@@ -230,11 +234,14 @@ static void run_jobs(struct mt_http_bridge *b, struct mt_http_job *jobs)
 			}
 			break;
 		case MT_HTTP_JOB_METRICS:
-			j->err = write_text(&j->res, metrics, b->tr);
+			j->err = mt_http_memtext(metrics, b->tr, &j->res.text,
+						 &j->res.len);
 			break;
 		case MT_HTTP_JOB_TIMELINE:
-			j->err = b->tr->tl.on ? write_text(&j->res, timeline, b->tr)
-					      : -ENODATA;
+			j->err = b->tr->tl.on
+					 ? mt_http_memtext(timeline, b->tr,
+							   &j->res.text, &j->res.len)
+					 : -ENODATA;
 			break;
 		}
 	}

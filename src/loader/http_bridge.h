@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "profile.h"
 
@@ -101,6 +102,11 @@ void mt_http_raw_put(struct mt_http_bridge *b, struct mt_http_raw *raw);
  * one (-ESHUTDOWN).  Requests still running keep their references.
  */
 void mt_http_bridge_close(struct mt_http_bridge *b);
+
+/* Text written to a memory stream by FN(OUT, ARG) into *DATA, *LEN (the
+ * caller frees it).  0 or -errno (FN's). */
+int mt_http_memtext(int (*fn)(FILE *out, const void *arg), const void *arg,
+		    char **data, size_t *len);
 
 /* After the server's threads are gone. */
 void mt_http_bridge_free(struct mt_http_bridge *b);

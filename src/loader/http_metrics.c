@@ -77,31 +77,38 @@ static const struct { enum mt_counter c; const char *reason; } drops[] = {
 	{ MT_CNT_TIMELINE_FULL, "timeline_full" },
 };
 
+/* The per-process series, in the order written. */
+static const struct {
+	const char *name, *type, *help;
+	enum pv v;
+} series[] = {
+	{ "memtrace_heap_inuse_bytes", "gauge",
+	  "Heap bytes in use (allocated, not yet freed) by the process.", PV_INUSE_B },
+	{ "memtrace_heap_inuse_objects", "gauge",
+	  "Heap blocks in use by the process.", PV_INUSE_O },
+	{ "memtrace_heap_peak_inuse_bytes", "gauge",
+	  "The most heap bytes the process had in use at once since tracing began.",
+	  PV_PEAK_B },
+	{ "memtrace_heap_allocated_bytes_total", "counter",
+	  "Heap bytes the process allocated since tracing began.", PV_ALLOC_B },
+	{ "memtrace_heap_allocated_objects_total", "counter",
+	  "Heap blocks the process allocated since tracing began.", PV_ALLOC_O },
+	{ "memtrace_heap_freed_bytes_total", "counter",
+	  "Heap bytes the process freed since tracing began (of blocks allocated since).",
+	  PV_FREE_B },
+	{ "memtrace_heap_freed_objects_total", "counter",
+	  "Heap blocks the process freed since tracing began (of blocks allocated since).",
+	  PV_FREE_O },
+};
+
 int mt_http_write_metrics(FILE *out, const struct mt_http_metrics *m)
 {
 	const struct mt_tl_data *d = m->data;
 	const uint64_t *c = m->counters;
 
-	per_process(out, d, "memtrace_heap_inuse_bytes", "gauge",
-		    "Heap bytes in use (allocated, not yet freed) by the process.",
-		    PV_INUSE_B);
-	per_process(out, d, "memtrace_heap_inuse_objects", "gauge",
-		    "Heap blocks in use by the process.", PV_INUSE_O);
-	per_process(out, d, "memtrace_heap_peak_inuse_bytes", "gauge",
-		    "The most heap bytes the process had in use at once since tracing began.",
-		    PV_PEAK_B);
-	per_process(out, d, "memtrace_heap_allocated_bytes_total", "counter",
-		    "Heap bytes the process allocated since tracing began.",
-		    PV_ALLOC_B);
-	per_process(out, d, "memtrace_heap_allocated_objects_total", "counter",
-		    "Heap blocks the process allocated since tracing began.",
-		    PV_ALLOC_O);
-	per_process(out, d, "memtrace_heap_freed_bytes_total", "counter",
-		    "Heap bytes the process freed since tracing began (of blocks allocated since).",
-		    PV_FREE_B);
-	per_process(out, d, "memtrace_heap_freed_objects_total", "counter",
-		    "Heap blocks the process freed since tracing began (of blocks allocated since).",
-		    PV_FREE_O);
+	for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++)
+		per_process(out, d, series[i].name, series[i].type,
+			    series[i].help, series[i].v);
 	total(out, "memtrace_allocator_calls_total",
 	      "Allocator calls seen, every traced process.", c[MT_CNT_EVENTS]);
 	total(out, "memtrace_failed_allocations_total",

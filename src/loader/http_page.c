@@ -289,25 +289,12 @@ static int read_snapshot(struct mt_http *h, unsigned seq, struct mt_profile *p,
 	return ret;
 }
 
-struct diff_arg {
-	const struct mt_profile *p;
-	const struct mt_text_opts *o;
-};
-
-static int write_diff(FILE *out, const void *arg)
-{
-	const struct diff_arg *a = arg;
-
-	return mt_write_text(out, a->p, a->o);
-}
-
 static enum MHD_Result diff(struct mt_http *h, struct MHD_Connection *c)
 {
 	const char *as = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "a");
 	const char *bs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "b");
 	struct mt_profile a = { 0 }, b = { 0 };
 	struct mt_render_opts ropts = mt_reports_opts(h->o, false);
-	struct diff_arg arg = { &b, &ropts.text };
 	char an[64], bn[64], err[256], *data = NULL, *end;
 	unsigned long sa, sb;
 	size_t len;
@@ -335,7 +322,7 @@ static enum MHD_Result diff(struct mt_http *h, struct MHD_Connection *c)
 	}
 	ret = mt_profile_subtract(&b, &a, an);
 	if (!ret)
-		ret = mt_http_memtext(write_diff, &arg, &data, &len);
+		ret = mt_http_text_report(&b, &ropts.text, &data, &len);
 	mt_profile_free(&a);
 	mt_profile_free(&b);
 	if (ret)

@@ -15,19 +15,6 @@
 #include "http_profile.h"
 #include "http_request.h"
 #include "pprof_write.h"
-#include "text.h"
-
-struct text_arg {
-	const struct mt_profile *p;
-	const struct mt_text_opts *o;
-};
-
-static int write_text(FILE *out, const void *arg)
-{
-	const struct text_arg *a = arg;
-
-	return mt_write_text(out, a->p, a->o);
-}
 
 static enum MHD_Result send_profile(struct mt_http *h,
 				    struct MHD_Connection *c, bool allocs)
@@ -48,9 +35,8 @@ static enum MHD_Result send_profile(struct mt_http *h,
 		struct mt_text_opts o = { .metric = q.metric,
 					  .top_n = h->o->top_n,
 					  .unit = h->o->unit };
-		struct text_arg a = { &prof, &o };
 
-		ret = mt_http_memtext(write_text, &a, &data, &len);
+		ret = mt_http_text_report(&prof, &o, &data, &len);
 	} else {
 		struct mt_pprof_write_options o = { .allocs_default = allocs };
 

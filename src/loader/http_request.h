@@ -17,6 +17,7 @@
 #include "options.h"
 #include "profile.h"
 #include "snapshot_ring.h"
+#include "text.h"
 
 struct mt_symcache;
 struct mt_tracer;
@@ -78,10 +79,10 @@ enum MHD_Result mt_http_text(struct MHD_Connection *c, unsigned status,
 /* The answer for ERR (-errno) of a profile request. */
 enum MHD_Result mt_http_fail(struct MHD_Connection *c, int err);
 
-/* Text written to a memory stream by FN(OUT, ARG) into *DATA, *LEN.  0
- * or -errno (FN's). */
-int mt_http_memtext(int (*fn)(FILE *out, const void *arg), const void *arg,
-		    char **data, size_t *len);
+/* The text report of P (memtrace's --text) into *DATA, *LEN.  0 or
+ * -errno. */
+int mt_http_text_report(const struct mt_profile *p,
+			const struct mt_text_opts *o, char **data, size_t *len);
 
 /* The handlers (http_server.c routes to them): /debug/pprof/...; the
  * rest (the page, its images, snapshots and diffs, 404s). */

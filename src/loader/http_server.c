@@ -15,6 +15,7 @@
 #include "http_metrics.h"
 #include "http_profile.h"
 #include "symbolize.h"
+#include "text.h"
 #include "tracer.h"
 
 /* Connections at once, in all and from one peer; idle seconds before one
@@ -82,26 +83,24 @@ enum MHD_Result mt_http_fail(struct MHD_Connection *c, int err)
 	}
 }
 
-int mt_http_memtext(int (*fn)(FILE *out, const void *arg), const void *arg,
-		    char **data, size_t *len)
-{
-	FILE *f;
-	int ret;
+struct text_arg {
+	const struct mt_profile *p;
+	const struct mt_text_opts *o;
+};
 
-	*data = NULL;
-	*len = 0;
-	f = open_memstream(data, len);
-	if (!f)
-		return -errno;
-	ret = fn(f, arg);
-	if (fclose(f) && !ret)
-		ret = -EIO;
-	if (ret) {
-		free(*data);
-		*data = NULL;
-		*len = 0;
-	}
-	return ret;
+static int write_text(FILE *out, const void *arg)
+{
+	const struct text_arg *a = arg;
+
+	return mt_write_text(out, a->p, a->o);
+}
+
+int mt_http_text_report(const struct mt_profile *p,
+			const struct mt_text_opts *o, char **data, size_t *len)
+{
+	struct text_arg a = { p, o };
+
+	return mt_http_memtext(write_text, &a, data, len);
 }
 
 /* ---- the query ---- */
