@@ -144,6 +144,13 @@ void mt_family_update(struct mt_family *f, struct memleak_bpf *skel,
 	}
 }
 
+const struct mt_probes *mt_family_probes(struct mt_family *f, uint32_t pid)
+{
+	struct mt_family_member *m = find(f, pid);
+
+	return m ? &m->probes : NULL;
+}
+
 void mt_family_release(struct mt_family *f, uint32_t pid)
 {
 	struct mt_family_member *m = find(f, pid);

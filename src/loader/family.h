@@ -68,6 +68,9 @@ int mt_family_exec(struct mt_family *f, struct memleak_bpf *skel,
 void mt_family_update(struct mt_family *f, struct memleak_bpf *skel,
 		      uint32_t pid, const struct mt_objects *files);
 
+/* Process PID's probes, or NULL when it has none. */
+const struct mt_probes *mt_family_probes(struct mt_family *f, uint32_t pid);
+
 /* Process PID exited: its probes go. */
 void mt_family_release(struct mt_family *f, uint32_t pid);
 

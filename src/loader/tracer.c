@@ -376,6 +376,18 @@ void mt_tracer_run(struct mt_tracer *tr)
 	mt_session_run(&tr->s);
 }
 
+/* Where new/delete are probed for the target (following, the command's
+ * own probes, which follow its dlopens and execs). */
+static const char *probed_cxx(struct mt_tracer *tr)
+{
+	const struct mt_probes *p = tr->t ? mt_family_probes(&tr->fam, (uint32_t)tr->t->pid)
+					  : NULL;
+
+	if (tr->stopped)
+		return tr->cxx;
+	return p ? p->cxx : tr->probes.cxx;
+}
+
 void mt_tracer_stop(struct mt_tracer *tr)
 {
 	if (tr->stopped)
@@ -386,11 +398,11 @@ void mt_tracer_stop(struct mt_tracer *tr)
 	if (tr->s.stop == MT_STOP_ERROR)
 		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 			strerror(tr->s.error));
+	snprintf(tr->cxx, sizeof(tr->cxx), "%s", probed_cxx(tr));
 	mt_family_detach(&tr->fam); /* and no more probes for them */
 	if (tr->kind != MT_TRACER_ONE) /* last mappings; harvest exits */
 		mt_system_scan(&tr->sys, tr->skel, &tr->probes);
 	mt_timeline_finish(&tr->tl); /* the totals of that instant */
-	snprintf(tr->cxx, sizeof(tr->cxx), "%s", tr->probes.cxx);
 	mt_probes_detach(&tr->probes);
 	tr->stopped = true;
 }
@@ -450,7 +462,7 @@ static const char *family_comm(const struct mt_system *sys, pid_t pid,
 static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 {
 	const struct mt_target *t = tr->t;
-	const char *cxx = tr->stopped ? tr->cxx : tr->probes.cxx;
+	const char *cxx = probed_cxx(tr);
 
 	if (tr->kind == MT_TRACER_SYSTEM) {
 		snprintf(sum->target, sizeof(sum->target),
