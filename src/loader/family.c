@@ -10,8 +10,8 @@
 
 #include "allocator.h"
 
-void mt_family_init(struct mt_family *f, const char *allocator,
-		    const char *prefix)
+int mt_family_init(struct mt_family *f, const char *allocator,
+		   const char *prefix)
 {
 	struct rlimit rl;
 
@@ -24,6 +24,7 @@ void mt_family_init(struct mt_family *f, const char *allocator,
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	return mt_detacher_start(&f->exited);
 }
 
 static struct mt_family_member *find(struct mt_family *f, uint32_t pid)
@@ -157,7 +158,7 @@ void mt_family_release(struct mt_family *f, uint32_t pid)
 
 	if (!m)
 		return;
-	mt_probes_detach(&m->probes);
+	mt_detacher_put(&f->exited, &m->probes);
 	mt_objects_free(&m->files);
 	*m = f->v[--f->n];
 }
@@ -175,6 +176,7 @@ void mt_family_free(struct mt_family *f)
 		mt_probes_detach(&f->v[i].probes);
 		mt_objects_free(&f->v[i].files);
 	}
+	mt_detacher_stop(&f->exited);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "detacher.h"
 #include "objects.h"
 #include "probes.h"
 
@@ -30,11 +31,13 @@ struct mt_family {
 	struct mt_family_member *v;
 	size_t n;
 	bool detached;            /* tracing stopped: no more probes */
+	struct mt_detacher exited; /* detaches the probes of those that exit */
 };
 
-/* An empty family; raises the limit on open files (links are files). */
-void mt_family_init(struct mt_family *f, const char *allocator,
-		    const char *prefix);
+/* An empty family; raises the limit on open files (links are files).
+ * Returns 0 or -errno (no thread for mt_family_release). */
+int mt_family_init(struct mt_family *f, const char *allocator,
+		   const char *prefix);
 
 /*
  * Process PID (CMD) has PROBES, attached for it, to the files FILES: the
@@ -71,7 +74,7 @@ void mt_family_update(struct mt_family *f, struct memleak_bpf *skel,
 /* Process PID's probes, or NULL when it has none. */
 const struct mt_probes *mt_family_probes(struct mt_family *f, uint32_t pid);
 
-/* Process PID exited: its probes go. */
+/* Process PID exited: its probes go (in the detacher's thread). */
 void mt_family_release(struct mt_family *f, uint32_t pid);
 
 /* Every process's probes go, and no more come (tracing stops). */

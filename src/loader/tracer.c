@@ -113,8 +113,10 @@ static int start_family(struct mt_tracer *tr)
 	const struct mt_target *t = tr->t;
 	int ret;
 
-	mt_family_init(&tr->fam, tr->o->allocator, tr->o->symbol_prefix);
-	ret = mt_family_adopt(&tr->fam, (uint32_t)t->pid, &tr->probes, &t->objs);
+	ret = mt_family_init(&tr->fam, tr->o->allocator, tr->o->symbol_prefix);
+	if (!ret)
+		ret = mt_family_adopt(&tr->fam, (uint32_t)t->pid, &tr->probes,
+				      &t->objs);
 	if (!ret)
 		ret = mt_follow_add(tr->skel, (uint32_t)t->pid);
 	if (!ret)
