@@ -190,7 +190,7 @@ say "$REPS rounds of: $(for w in $WORKLOADS; do [ -n "${WL_SKIP[$w]:-}" ] || pri
 	"$(for r in $ROWS; do [ -n "${TOOL_SKIP[$r]:-}" ] || printf '%s ' "$r"; done)"
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 # Other tracers on the machine, noted at each round: a system-wide one
-# (memtrace without -p or --, or with --follow; any bpftrace) puts its
+# (memtrace without -p or --; any bpftrace) puts its
 # traps into every row.
 others() { pgrep -a -x 'memtrace|bpftrace' >>"$T/others" 2>/dev/null || true; }
 START=$SECONDS
@@ -333,8 +333,7 @@ syswide = {}
 for l in open(os.path.join(T, "others")):
     pid, _, args = l.strip().partition(" ")
     a = args.split()
-    # --follow puts the probes on every process (for now): system-wide too.
-    if a and a[0].endswith("memtrace") and "--follow" not in a and ("--" in a or "report" in a[1:2]
+    if a and a[0].endswith("memtrace") and ("--" in a or "report" in a[1:2]
                                             or any(x in ("-p", "--pid") or x.startswith("--pid=") for x in a)):
         continue
     syswide.setdefault(pid, args[:110])

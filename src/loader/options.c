@@ -108,9 +108,8 @@ static void usage(FILE *f)
 "      --as-root          under sudo, run CMD as root instead\n"
 "      --follow           with -- CMD: trace the processes CMD starts too\n"
 "                         (fork, vfork, clone, exec), and theirs, each\n"
-"                         reported apart; for now this puts the probes on\n"
-"                         every process while memtrace runs (README)\n"
-"      --no-follow        with -- CMD: trace CMD alone (the default)\n"
+"                         reported apart (the default)\n"
+"      --no-follow        with -- CMD: trace CMD alone\n"
 "  report FILE            render a saved heap profile: pprof (memtrace's or\n"
 "                         Go's), tcmalloc/gperftools, jemalloc heap_v2, Go's\n"
 "                         text (debug=1); needs no privileges\n"
@@ -607,6 +606,7 @@ static void defaults(struct mt_options *o)
 	o->max_allocs = MT_DEFAULT_MAX_ALLOCS;
 	o->max_stacks = MT_DEFAULT_MAX_STACKS;
 	o->unwind = MT_UNWIND_AUTO;
+	o->follow = true; /* -- CMD: what it starts too */
 	o->max_unwind_rows = MT_DEFAULT_MAX_UNWIND_ROWS;
 	o->min_age_ns = DEFAULT_MIN_AGE_NS;
 	o->symbol_prefix = "";

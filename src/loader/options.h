@@ -25,7 +25,7 @@ struct mt_options {
 	pid_t only_pid;        /* report FILE -p PID: only that process */
 	char **cmd;            /* after "--"; NULL with -p */
 	bool as_root;          /* --as-root: CMD keeps root under sudo */
-	bool follow;           /* --follow: what CMD starts too (--no-follow: not) */
+	bool follow;           /* what CMD starts too (the default; --no-follow: not) */
 	bool follow_given;     /* --follow or --no-follow was given */
 	double duration;       /* -d seconds; 0: until stopped or target exit */
 	const char *output;    /* -o; NULL: stdout */

@@ -94,8 +94,8 @@ static const struct probe_def mmap_defs[] = {
 #define MAXP (NALLOC + NCXX + NMMAP)
 
 /* What to attach in one object: offsets with their kinds, duplicates removed. */
-struct plan {
-	const char *path;
+struct mt_plan {
+	char *path;         /* the object's (owned in mt_probes.plans) */
 	size_t n, nret;
 	uint64_t offs[MAXP], cookies[MAXP];
 	uint64_t ret_offs[MAXP];
@@ -120,7 +120,7 @@ static bool has_return(uint64_t cookie)
  * MT_COOKIE_LEAF, so that sampling may skip their return probes.  (glibc's
  * realloc calls malloc and free, its memalign family malloc.)
  */
-static void plan_add(struct plan *pl, uint64_t off, enum mt_call_kind kind,
+static void plan_add(struct mt_plan *pl, uint64_t off, enum mt_call_kind kind,
 		     bool leaf)
 {
 	for (size_t i = 0; i < pl->n; i++)
@@ -134,7 +134,7 @@ static void plan_add(struct plan *pl, uint64_t off, enum mt_call_kind kind,
 		pl->ret_offs[pl->nret++] = off;
 }
 
-static int plan_defs(struct plan *pl, const struct probe_def *defs, size_t n,
+static int plan_defs(struct mt_plan *pl, const struct probe_def *defs, size_t n,
 		     const char *prefix, bool leaf)
 {
 	char names[MAXP][64];
@@ -256,7 +256,7 @@ static int attach_perf(struct mt_probes *p, struct bpf_program *prog,
  * passes it.  A function's entry and return probes move together (one
  * breakpoint; the return address is still at the top of the stack).
  */
-static void plan_place(struct plan *pl)
+static void plan_place(struct mt_plan *pl)
 {
 	uint64_t at[MAXP];
 	int kinds[MAXP];
@@ -278,7 +278,7 @@ static void plan_place(struct plan *pl)
  * serves both halves (one link); free and munmap to the entry program.
  */
 static int attach_session(struct mt_probes *p, struct memleak_bpf *skel,
-			  pid_t pid, const struct plan *pl)
+			  pid_t pid, const struct mt_plan *pl)
 {
 	uint64_t offs[MAXP], cookies[MAXP], eoffs[MAXP], ecookies[MAXP];
 	size_t n = 0, ne = 0;
@@ -302,18 +302,35 @@ static int attach_session(struct mt_probes *p, struct memleak_bpf *skel,
 	return ret;
 }
 
-static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
-			pid_t pid, struct plan *plans, size_t n,
-			enum mt_link_mode mode)
+/* Keep a copy of PL (attached), to attach it again for a fork. */
+static int remember(struct mt_probes *p, const struct mt_plan *pl)
+{
+	struct mt_plan *nv = realloc(p->plans, (p->nplans + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	p->plans = nv;
+	nv[p->nplans] = *pl;
+	nv[p->nplans].path = strdup(pl->path);
+	if (!nv[p->nplans].path)
+		return -ENOMEM;
+	p->nplans++;
+	return 0;
+}
+
+/* Attach PLANS, placed already, and remember them. */
+static int attach_placed(struct mt_probes *p, struct memleak_bpf *skel,
+			 pid_t pid, const struct mt_plan *plans, size_t n)
 {
 	int (*attach)(struct mt_probes *, struct bpf_program *, pid_t,
 		      const char *, const uint64_t *, const uint64_t *, size_t,
-		      bool) = mode == MT_LINK_PERF ? attach_perf : attach_multi;
+		      bool) = p->mode == MT_LINK_PERF ? attach_perf : attach_multi;
 	int ret = 0;
 
-	for (size_t i = 0; i < n; i++)
-		plan_place(&plans[i]);
-	if (mode == MT_LINK_SESSION) {
+	for (size_t i = 0; i < n && ret == 0; i++)
+		if (plans[i].n)
+			ret = remember(p, &plans[i]);
+	if (p->mode == MT_LINK_SESSION) {
 		for (size_t i = 0; i < n && ret == 0; i++) {
 			ret = attach_session(p, skel, pid, &plans[i]);
 			p->nfuncs += plans[i].n;
@@ -332,6 +349,14 @@ static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
 		p->nfuncs += plans[i].n;
 	}
 	return ret;
+}
+
+static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
+			pid_t pid, struct mt_plan *plans, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		plan_place(&plans[i]);
+	return attach_placed(p, skel, pid, plans, n);
 }
 
 /* What a forwarding operator may pass the call on to: the object whose
@@ -364,7 +389,7 @@ static bool probed_here(const char *name, bool via_plt, void *arg)
  * unwinder leaves their frames out (not --unwind fp), so that a stack
  * still starts at new's caller.  *DEFINES: the object has any of them.
  */
-static int plan_cxx(struct plan *pl, const struct memleak_bpf *skel,
+static int plan_cxx(struct mt_plan *pl, const struct memleak_bpf *skel,
 		    const char *prefix, bool own_probed, bool *defines)
 {
 	struct probe_def defs[NCXX];
@@ -420,7 +445,7 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 		     const struct mt_objects *objs, enum mt_link_mode mode,
 		     bool mmap)
 {
-	struct plan *plans = calloc(objs->n + 1, sizeof(*plans));
+	struct mt_plan *plans = calloc(objs->n + 1, sizeof(*plans));
 	size_t n = 0;
 	int ret;
 
@@ -433,7 +458,7 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 	if (ret == 0 && (!plans[0].n || kind_of(plans[0].cookies[0]) != MT_CALL_MALLOC))
 		ret = -ENOENT; /* no malloc: not an allocator */
 	for (size_t i = 0; i < objs->n && ret == 0; i++) {
-		struct plan *pl = i == alloc->index ? &plans[0] : &plans[++n];
+		struct mt_plan *pl = i == alloc->index ? &plans[0] : &plans[++n];
 		bool defines = false;
 
 		pl->path = objs->v[i].path;
@@ -448,7 +473,7 @@ int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
 			n--;
 	}
 	if (ret == 0)
-		ret = attach_plans(p, skel, pid, plans, n + 1, mode);
+		ret = attach_plans(p, skel, pid, plans, n + 1);
 	free(plans);
 	return ret;
 }
@@ -466,7 +491,7 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 			    const struct mt_object *obj, bool alloc_family,
 			    const char *prefix)
 {
-	struct plan *pl = calloc(1, sizeof(*pl));
+	struct mt_plan *pl = calloc(1, sizeof(*pl));
 	bool defines = false;
 	int ret = 0;
 
@@ -484,9 +509,32 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 	    plan_defs(pl, mmap_defs, NMMAP, "", false) == 0)
 		p->mmap = true;
 	if (ret == 0 && pl->n)
-		ret = attach_plans(p, skel, p->pid, pl, 1, p->mode);
+		ret = attach_plans(p, skel, p->pid, pl, 1);
 	free(pl);
 	return ret;
+}
+
+int mt_probes_attach_like(struct mt_probes *p, struct memleak_bpf *skel,
+			  pid_t pid, const struct mt_probes *like)
+{
+	int ret;
+
+	mt_probes_init(p, pid, like->mode, like->want_mmap);
+	p->mmap = like->mmap;
+	memcpy(p->cxx, like->cxx, sizeof(p->cxx));
+	ret = attach_placed(p, skel, pid, like->plans, like->nplans);
+	if (ret)
+		mt_probes_detach(p);
+	return ret;
+}
+
+void mt_probes_move(struct mt_probes *to, struct mt_probes *from)
+{
+	*to = *from;
+	from->links = NULL;
+	from->nlinks = from->cap = 0;
+	from->plans = NULL;
+	from->nplans = 0;
 }
 
 void mt_probes_detach(struct mt_probes *p)
@@ -497,6 +545,9 @@ void mt_probes_detach(struct mt_probes *p)
 		if (p->links[i].fd >= 0)
 			close(p->links[i].fd);
 	}
+	for (size_t i = 0; i < p->nplans; i++)
+		free(p->plans[i].path);
+	free(p->plans);
 	free(p->links);
 	memset(p, 0, sizeof(*p));
 }

@@ -15,6 +15,7 @@
 
 struct memleak_bpf;
 struct bpf_link;
+struct mt_plan;
 
 /* One attachment: a libbpf link (perf-event uprobe) or a raw link fd. */
 struct mt_probe_link {
@@ -43,6 +44,8 @@ struct mt_probes {
 	bool mmap;              /* mmap/munmap/mremap probed (in libc) */
 	enum mt_link_mode mode;
 	char cxx[1024];         /* objects whose new/delete are probed */
+	struct mt_plan *plans;  /* what the links attach, per object */
+	size_t nplans;
 };
 
 /*
@@ -71,6 +74,18 @@ void mt_probes_init(struct mt_probes *p, pid_t pid, enum mt_link_mode mode,
 int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 			    const struct mt_object *obj, bool alloc_family,
 			    const char *prefix);
+
+/*
+ * The probes LIKE has, attached for process PID instead (a process forked
+ * by LIKE's, its files mapped where its parent's are): no file is read
+ * again.  Returns 0 or -errno (then P is empty).
+ */
+int mt_probes_attach_like(struct mt_probes *p, struct memleak_bpf *skel,
+			  pid_t pid, const struct mt_probes *like);
+
+/* TO takes FROM's links; FROM keeps only its description (nfuncs, cxx,
+ * mmap, mode), detaching it then detaches nothing. */
+void mt_probes_move(struct mt_probes *to, struct mt_probes *from);
 
 void mt_probes_detach(struct mt_probes *p);
 

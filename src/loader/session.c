@@ -93,6 +93,8 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 	} else if (event == PTRACE_EVENT_STOP) {
 		/* A group stop, or a new descendant's first stop. */
+		if (!main && s->on_new_child)
+			s->on_new_child(s->ctx, pid);
 		if (is_stop_signal(sig))
 			ptrace(PTRACE_LISTEN, pid, NULL, NULL);
 		else
@@ -121,6 +123,8 @@ static void reap(struct mt_session *s)
 			handle_stop(s, pid, status);
 		else if (pid == main && (WIFEXITED(status) || WIFSIGNALED(status)))
 			record_exit(s, status);
+		else if ((WIFEXITED(status) || WIFSIGNALED(status)) && s->on_gone)
+			s->on_gone(s->ctx, pid);
 	}
 }
 

@@ -35,6 +35,11 @@ struct mt_session {
 	/* Following the child's descendants (they are seized too): called
 	 * when one of them, process PID, stops at its exit; may be NULL. */
 	void (*on_exit_stop)(void *ctx, pid_t pid);
+	/* Following: called when descendant PID stops before it first runs
+	 * (and at its later PTRACE_EVENT_STOPs), then when it has exited;
+	 * may be NULL. */
+	void (*on_new_child)(void *ctx, pid_t pid);
+	void (*on_gone)(void *ctx, pid_t pid);
 	bool follow;             /* reap and resume the descendants too */
 	void *ctx;
 	/* Called on every refresh, and at once when tick_fd (used only with

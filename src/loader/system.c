@@ -16,6 +16,7 @@
 #include "allocator.h"
 #include "collect.h"
 #include "elf_syms.h"
+#include "family.h"
 #include "follow.h"
 #include "memleak.skel.h"
 #include "modules.h"
@@ -214,7 +215,7 @@ static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
 {
 	__u8 v;
 
-	return !sys->only_followed ||
+	return !sys->family ||
 	       bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &v) == 0;
 }
 
@@ -234,16 +235,19 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 		char *end;
 		unsigned long pid = strtoul(e->d_name, &end, 10);
 		struct mt_objects objs;
-		bool uses;
+		bool uses = false;
 		ssize_t i;
 
 		if (*end || pid == 0 || pid == (unsigned long)getpid() ||
 		    !followed(sys, skel, (uint32_t)pid) ||
 		    mt_objects_of_pid((pid_t)pid, &objs))
 			continue; /* not a process, memtrace, or gone */
-		ret = probe_new_files(sys, skel, probes, &objs, &uses);
+		if (sys->family)
+			mt_family_update(sys->family, skel, (uint32_t)pid, &objs);
+		else
+			ret = probe_new_files(sys, skel, probes, &objs, &uses);
 		mt_objects_free(&objs);
-		if (ret || !(uses || sys->only_followed))
+		if (ret || !(sys->family || uses))
 			continue;
 		i = find_proc(sys, (uint32_t)pid);
 		if (i < 0) {
@@ -310,15 +314,6 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 		ring_buffer__consume(sys->new_pids);
 	if (now_ns() - sys->last_scan_ns >= SCAN_INTERVAL_NS)
 		mt_system_scan(sys, skel, probes);
-}
-
-int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs)
-{
-	for (size_t i = 0; i < objs->n; i++)
-		if (!mt_objects_has(&sys->seen, &objs->v[i]) &&
-		    mt_objects_add(&sys->seen, &objs->v[i]))
-			return -ENOMEM;
-	return 0;
 }
 
 int mt_system_adopt(struct mt_system *sys, struct mt_process *proc)

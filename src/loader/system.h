@@ -17,6 +17,7 @@
 #include "profile.h"
 
 struct memleak_bpf;
+struct mt_family;
 struct ring_buffer;
 
 struct mt_system {
@@ -35,8 +36,10 @@ struct mt_system {
 	struct memleak_bpf *skel;    /* set by mt_system_wake_fd */
 	/* -- CMD following its children: only the processes in the BPF
 	 * program's "followed" map are looked at (and all of those,
-	 * whatever they map); false: every process using a probed file. */
-	bool only_followed;
+	 * whatever they map), and the files they map are probed for each
+	 * one apart, in this family; NULL: every process using a probed
+	 * file, whose files are probed for all processes. */
+	struct mt_family *family;
 };
 
 /*
@@ -63,12 +66,6 @@ void mt_system_read_maps(struct mt_system *sys, uint32_t pid);
 
 /* A descriptor that becomes readable when a new process allocates; -errno. */
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel);
-
-/*
- * OBJS are already probed (a command's, before it runs): remember them as
- * looked at, so that scans do not probe them again.  Returns 0 or -ENOMEM.
- */
-int mt_system_mark_seen(struct mt_system *sys, const struct mt_objects *objs);
 
 /*
  * PROC's mappings (captured while it ran, with open files) replace those

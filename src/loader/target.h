@@ -24,7 +24,7 @@ struct mt_target {
 	char comm[64];
 };
 
-/* -- CMD --follow traces the processes CMD starts too. */
+/* -- CMD traces the processes CMD starts too (not with --no-follow). */
 bool mt_target_follows(const struct mt_options *o);
 
 /* -p: find the process and its allocator.  0, or 1 after a message. */

@@ -104,21 +104,19 @@ static int attach_to_system(struct mt_tracer *tr)
 }
 
 /*
- * Following: the command's files are probed for every process (the BPF
- * program picks the followed ones), and the command is followed.
+ * Following: the command's probes (for it alone) are the family's first;
+ * the processes it starts get theirs as they start, and the command is
+ * followed.
  */
 static int start_family(struct mt_tracer *tr)
 {
-	enum mt_link_mode mode = tr->probes.mode;
 	const struct mt_target *t = tr->t;
 	int ret;
 
-	mt_probes_detach(&tr->probes);
-	ret = mt_probes_attach(&tr->probes, tr->skel, -1, &t->alloc,
-			       tr->o->symbol_prefix, &t->objs, mode,
-			       tr->o->mmap);
+	ret = mt_family_init(&tr->fam, tr->o->allocator, tr->o->symbol_prefix);
 	if (!ret)
-		ret = mt_system_mark_seen(&tr->sys, &t->objs);
+		ret = mt_family_adopt(&tr->fam, (uint32_t)t->pid, &tr->probes,
+				      &t->objs);
 	if (!ret)
 		ret = mt_follow_add(tr->skel, (uint32_t)t->pid);
 	if (!ret)
@@ -193,6 +191,11 @@ static void on_exec(void *arg, pid_t pid)
 		return;
 	if (mt_objects_of_exe(exe, &objs))
 		return;
+	/* Following, its probes are for its new image now. */
+	if (tr->kind == MT_TRACER_FAMILY &&
+	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs))
+		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced\n",
+			(int)pid, exe);
 	mt_unwinder_add_objects(&tr->uw, &objs);
 	mt_unwinder_wait(&tr->uw);
 	mt_objects_free(&objs);
@@ -227,6 +230,26 @@ static void family_exit_stop(void *arg, pid_t pid)
 	struct mt_tracer *tr = arg;
 
 	mt_system_read_maps(&tr->sys, (uint32_t)pid);
+}
+
+/* A descendant stops before it first runs: its parent's probes. */
+static void family_new_child(void *arg, pid_t pid)
+{
+	struct mt_tracer *tr = arg;
+	uint32_t parent;
+
+	if (mt_follow_parent(tr->skel, (uint32_t)pid, &parent) &&
+	    mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent))
+		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced\n",
+			(int)pid, parent);
+}
+
+/* A descendant has exited: its probes go. */
+static void family_gone(void *arg, pid_t pid)
+{
+	struct mt_tracer *tr = arg;
+
+	mt_family_release(&tr->fam, (uint32_t)pid);
 }
 
 /* ---- start, run, collect, stop ---- */
@@ -274,9 +297,7 @@ static int start_target(struct mt_tracer *tr)
 	if (ret)
 		return ret;
 	/* Before the command runs (or as soon as attached): every file it
-	 * maps, or will, gets its table.  Following, while the probes are
-	 * still the command's alone (on every process, memtrace's own
-	 * allocations making the tables would trap). */
+	 * maps, or will, gets its table. */
 	mt_unwinder_add_objects(&tr->uw, &t->objs);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->kind == MT_TRACER_FAMILY) {
@@ -287,6 +308,8 @@ static int start_target(struct mt_tracer *tr)
 		tr->s.tick = system_tick;
 		tr->s.on_new_files = family_new_files;
 		tr->s.on_exit_stop = family_exit_stop;
+		tr->s.on_new_child = family_new_child;
+		tr->s.on_gone = family_gone;
 		tr->s.follow = true;
 	} else {
 		ret = mt_follow_attach(tr->skel, false);
@@ -321,7 +344,7 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 	tr->kind = !t ? MT_TRACER_SYSTEM
 		      : mt_target_follows(o) ? MT_TRACER_FAMILY : MT_TRACER_ONE;
 	tr->sys.prefix = o->symbol_prefix;
-	tr->sys.only_followed = tr->kind == MT_TRACER_FAMILY;
+	tr->sys.family = tr->kind == MT_TRACER_FAMILY ? &tr->fam : NULL;
 	tr->s.duration = o->duration;
 	tr->s.sigfd = sigfd;
 	tr->s.wake_fd = -1;
@@ -355,6 +378,18 @@ void mt_tracer_run(struct mt_tracer *tr)
 	mt_session_run(&tr->s);
 }
 
+/* Where new/delete are probed for the target (following, the command's
+ * own probes, which follow its dlopens and execs). */
+static const char *probed_cxx(struct mt_tracer *tr)
+{
+	const struct mt_probes *p = tr->t ? mt_family_probes(&tr->fam, (uint32_t)tr->t->pid)
+					  : NULL;
+
+	if (tr->stopped)
+		return tr->cxx;
+	return p ? p->cxx : tr->probes.cxx;
+}
+
 void mt_tracer_stop(struct mt_tracer *tr)
 {
 	if (tr->stopped)
@@ -365,10 +400,11 @@ void mt_tracer_stop(struct mt_tracer *tr)
 	if (tr->s.stop == MT_STOP_ERROR)
 		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 			strerror(tr->s.error));
+	snprintf(tr->cxx, sizeof(tr->cxx), "%s", probed_cxx(tr));
+	mt_family_detach(&tr->fam); /* and no more probes for them */
 	if (tr->kind != MT_TRACER_ONE) /* last mappings; harvest exits */
 		mt_system_scan(&tr->sys, tr->skel, &tr->probes);
 	mt_timeline_finish(&tr->tl); /* the totals of that instant */
-	snprintf(tr->cxx, sizeof(tr->cxx), "%s", tr->probes.cxx);
 	mt_probes_detach(&tr->probes);
 	tr->stopped = true;
 }
@@ -428,7 +464,7 @@ static const char *family_comm(const struct mt_system *sys, pid_t pid,
 static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 {
 	const struct mt_target *t = tr->t;
-	const char *cxx = tr->stopped ? tr->cxx : tr->probes.cxx;
+	const char *cxx = probed_cxx(tr);
 
 	if (tr->kind == MT_TRACER_SYSTEM) {
 		snprintf(sum->target, sizeof(sum->target),
@@ -515,6 +551,7 @@ void mt_tracer_procs(struct mt_tracer *tr, struct mt_process **procs,
 void mt_tracer_free(struct mt_tracer *tr)
 {
 	mt_probes_detach(&tr->probes);
+	mt_family_free(&tr->fam);
 	if (tr->uw_on)
 		mt_unwinder_free(&tr->uw);
 	if (tr->skel)

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "family.h"
 #include "options.h"
 #include "probes.h"
 #include "profile.h"
@@ -31,8 +32,8 @@
 struct memleak_bpf;
 
 enum mt_tracer_kind {
-	MT_TRACER_ONE,      /* -p PID, or -- CMD without --follow */
-	MT_TRACER_FAMILY,   /* -- CMD --follow: CMD and what it starts */
+	MT_TRACER_ONE,      /* -p PID, or -- CMD --no-follow */
+	MT_TRACER_FAMILY,   /* -- CMD: CMD and what it starts */
 	MT_TRACER_SYSTEM,   /* every process */
 };
 
@@ -45,6 +46,7 @@ struct mt_tracer {
 	struct mt_unwinder uw;
 	bool uw_on;                  /* uw is initialised */
 	struct mt_system sys;        /* FAMILY and SYSTEM */
+	struct mt_family fam;        /* FAMILY: each process's probes */
 	struct mt_process proc;      /* ONE and FAMILY: the target's mappings */
 	struct mt_session s;         /* its loop: add registrations before run */
 	struct mt_snapshot snap;     /* reading while tracing */

@@ -1,11 +1,15 @@
-"""memtrace --follow -- CMD follows the processes CMD starts (fork, vfork,
-clone, exec), and theirs; each is reported apart, with exact numbers:
+"""memtrace -- CMD follows the processes CMD starts (fork, vfork, clone,
+exec), and theirs, by default; each is reported apart, with exact numbers:
 
   a shell wrapper   sh -c 'leaks; ...': sh and leaks (leaks as in programs.py)
   a forking server  family fork 3: the server and its three workers
   vfork + exec      family spawn: posix_spawn of `family leaf`
-  a tree            family tree: three processes, three deep
-  --no-follow       family tree: the first process alone, as by default
+  a tree            family tree: three processes, three deep (and with
+                    --follow, which asks for the default)
+  --no-follow       family tree: the first process alone
+  an outsider       a process outside the family, started before, is not
+                    touched: no breakpoint in its malloc or free (while a
+                    followed process has them), its allocations not counted
 
 Every process of tests/progs/family.c leaks one block of a size that
 says its role and allocates and frees one of CHURN bytes (read from the
@@ -14,10 +18,11 @@ source's #defines); each prints its role and pid."""
 import collections
 import os
 import re
+import subprocess
 
 import mtlib
 from mtlib import check, check_eq, test
-from programs import BY_NAME, totals
+from programs import BY_NAME, WAITER, WAITER_PRE, WAITER_PRE_SIZE, totals
 from test_system import per_pid
 
 ResultRaw = collections.namedtuple("ResultRaw", mtlib.Result._fields + ("raw",))
@@ -40,9 +45,6 @@ def run_followed(name, cmd, extra=()):
     totals}, {pid: comm} of the report's process table, CMD's stdout)."""
     raw = os.path.join(mtlib.TMPDIR, "follow.%s.raw" % name)
     out = os.path.join(mtlib.TMPDIR, "follow.%s.txt" % name)
-    if not any(a in ("--follow", "--no-follow", "--default") for a in extra):
-        extra = ["--follow"] + list(extra)
-    extra = [a for a in extra if a != "--default"]
     res = mtlib.run_memtrace(["--unit", "B", "-n", "100", "--raw=" + raw, "-o", out]
                              + list(extra) + ["--"] + cmd)
     details = "command: %s\nexit status %s\nstderr:\n%s" % (" ".join(res.argv), res.rc,
@@ -91,9 +93,10 @@ def roles(stdout):
     return {l.split()[0]: int(l.split()[1]) for l in stdout.splitlines() if len(l.split()) == 2}
 
 
-def check_family(name, args, want_roles, leak_of):
+def check_family(name, args, want_roles, leak_of, extra=()):
     d = family_defines()
-    res, rep, pids, comms, details = run_followed(name, [mtlib.prog_path("family")] + args)
+    res, rep, pids, comms, details = run_followed(name, [mtlib.prog_path("family")] + args,
+                                                  extra)
     check_eq(res.rc, 0, "memtrace's exit status (family's)", details)
     r = roles(res.stdout)
     check_eq(sorted(r), sorted(want_roles), "roles printed by family", details + "\n" + res.stdout)
@@ -154,30 +157,33 @@ def _vfork_exec():
                  lambda role, d: d["LEAK_SPAWNER"] if role == "spawner0" else d["LEAK_LEAF"])
 
 
+def tree_leak(role, d):
+    return d["LEAK_TREE"] + d["TREE_STEP"] * int(role[len("tree"):])
+
+
 @test("follow.tree_three_deep")
 def _tree():
-    check_family("tree", ["tree"], ["tree0", "tree1", "tree2"],
-                 lambda role, d: d["LEAK_TREE"] + d["TREE_STEP"] * int(role[len("tree"):]))
+    check_family("tree", ["tree"], ["tree0", "tree1", "tree2"], tree_leak)
 
 
-def make_no_follow_test(name, flag):
-    @test("follow." + name)
-    def _no_follow():
-        d = family_defines()
-        res, rep, pids, comms, details = run_followed(name, [mtlib.prog_path("family"), "tree"],
-                                                      [flag])
-        check_eq(res.rc, 0, "memtrace's exit status (family's)", details)
-        r = roles(res.stdout)
-        check_eq(sorted(r), ["tree0", "tree1", "tree2"], "roles printed by family", details)
-        check_eq(rep.started, 0, "processes it started (target line)", details)
-        check_eq(sorted(pids), [r["tree0"]], "pids in the raw profile", details)
-        check_eq(pids[r["tree0"]], expected(d["LEAK_TREE"], d["CHURN"]), "tree0: allocated/freed",
-                 details)
+@test("follow.follow_option")
+def _follow_option():
+    """--follow, the default, is still accepted."""
+    check_family("tree_follow", ["tree"], ["tree0", "tree1", "tree2"], tree_leak, ["--follow"])
 
 
-# --no-follow, and no option at all: following is asked for (--follow).
-make_no_follow_test("no_follow", "--no-follow")
-make_no_follow_test("default_is_no_follow", "--default")
+@test("follow.no_follow")
+def _no_follow():
+    d = family_defines()
+    res, rep, pids, comms, details = run_followed("no_follow", [mtlib.prog_path("family"), "tree"],
+                                                  ["--no-follow"])
+    check_eq(res.rc, 0, "memtrace's exit status (family's)", details)
+    r = roles(res.stdout)
+    check_eq(sorted(r), ["tree0", "tree1", "tree2"], "roles printed by family", details)
+    check_eq(rep.started, 0, "processes it started (target line)", details)
+    check_eq(sorted(pids), [r["tree0"]], "pids in the raw profile", details)
+    check_eq(pids[r["tree0"]], expected(d["LEAK_TREE"], d["CHURN"]), "tree0: allocated/freed",
+             details)
 
 
 @test("follow.no_follow_needs_cmd", needs=("memtrace",))
@@ -185,3 +191,109 @@ def _no_follow_needs_cmd():
     for args in (["--no-follow", "-p", "1"], ["--no-follow", "-d", "1"], ["--follow", "-d", "1"]):
         res = mtlib.run_memtrace(args)
         mtlib.check_one_line_error(res, " ".join(args), mention=["--follow"])
+
+
+def libc_path(pid):
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 6 and os.path.basename(fields[5]).startswith("libc.so"):
+                return fields[5]
+    raise mtlib.Fail("pid %d maps no libc" % pid)
+
+
+def breakpoints(pid, funcs=("malloc", "free")):
+    """{function: [offsets of int3 (0xcc) in process PID's code of libc's
+    FUNCTION where libc's file has another byte]}: the kernel's uprobe
+    breakpoints (not always at a function's first byte: memtrace may put
+    a probe further in)."""
+    path = libc_path(pid)
+    res = mtlib.run(["nm", "-D", "-S", "--defined-only", path])
+    check_eq(res.rc, 0, "nm's exit status on " + path, res.stderr)
+    syms = {}
+    for line in res.stdout.splitlines():
+        f = line.split()
+        if len(f) == 4:
+            syms.setdefault(f[3].split("@")[0], (int(f[0], 16), int(f[1], 16)))
+    maps = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 6 and fields[5] == path:
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                maps.append((start, end, int(fields[2], 16)))
+    base = min(start - off for start, end, off in maps if off == 0)
+    out = {}
+    with open("/proc/%d/mem" % pid, "rb") as mem, open(path, "rb") as lib:
+        for fn in funcs:
+            value, size = syms[fn]
+            addr = base + value
+            start, end, off = next(m for m in maps if m[0] <= addr < m[1])
+            mem.seek(addr)
+            got = mem.read(size)
+            lib.seek(addr - start + off)
+            want = lib.read(size)
+            check_eq(len(got), size, "bytes of %s read from pid %d" % (fn, pid))
+            out[fn] = [i for i in range(size) if got[i] == 0xCC and want[i] != 0xCC]
+    return out
+
+
+@test("follow.outsider_untouched")
+def _outsider_untouched():
+    """A waiter started before memtrace, outside the family, allocates while
+    memtrace -- sh -c waiter follows sh's child (another waiter): the
+    outsider's malloc and free have no breakpoint, the follower's have, and
+    the profile has the follower's allocations, exact, not the outsider's."""
+    raw = os.path.join(mtlib.TMPDIR, "follow.outsider.raw")
+    outsider = mtlib.start_waiter()
+    mt = None
+    try:
+        mt = mtlib.Bg([mtlib.MEMTRACE, "--unit", "B", "--raw=" + raw, "-o", os.devnull, "--",
+                       "sh", "-c", '"$0"; exit $?', mtlib.prog_path("waiter")])
+        ready = mt.out.wait_for(lambda l: l.startswith("ready "), 60)
+        check(ready is not None, "the followed waiter did not say ready", mt.details())
+        child = int(ready.split()[1])
+        check(child != mt.pid, "sh exec'd waiter instead of forking it", mt.details())
+        # The outsider allocates and frees while memtrace follows sh's family.
+        outsider.send("\n")
+        check(outsider.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "the outsider did not say done", outsider.details())
+        inside, outside = breakpoints(child), breakpoints(outsider.pid)
+        for fn in ("malloc", "free"):
+            check(inside[fn], "no breakpoint in %s of the followed waiter (pid %d): %r"
+                  % (fn, child, inside), mt.details())
+            check_eq(outside[fn], [], "breakpoints in %s of the outsider (pid %d)"
+                     % (fn, outsider.pid), mt.details())
+        mt.send("\n")
+        check(mt.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "the followed waiter did not say done", mt.details())
+        mt.send("\n")
+        check_eq(mt.wait(60), 0, "memtrace's exit status (sh's)", mt.details())
+        outsider.send("\n")
+        check_eq(outsider.wait(30), 0, "the outsider's exit status", outsider.details())
+    finally:
+        mtlib.kill_quietly(outsider)
+        if mt:
+            mtlib.kill_quietly(mt)
+    with open(raw) as f:
+        text = f.read()
+    details = mt.details() + "\n" + mtlib.tail(text, 40)
+    pids = per_pid(text)
+    check(outsider.pid not in pids, "the outsider (pid %d) is in the profile" % outsider.pid,
+          details)
+    check(child in pids, "the followed waiter (pid %d) is not in the profile" % child, details)
+    # The followed waiter, traced from its exec: its PRE blocks too (allocated
+    # and freed), then what programs.py has; the shell's stacks before the
+    # exec aside (all freed at the exec: test shell_wrapper).
+    t = totals(WAITER)
+    pre = WAITER_PRE * WAITER_PRE_SIZE
+    want = [t["alloc_space"] + pre, t["alloc_objects"] + WAITER_PRE,
+            t["alloc_space"] - t["inuse_space"] + pre,
+            t["alloc_objects"] - t["inuse_objects"] + WAITER_PRE]
+    shell = os.path.basename(os.path.realpath("/bin/sh"))
+    own = [0, 0, 0, 0]
+    for pid, module, v in raw_stacks(text):
+        if pid == child and module != shell:
+            own = [a + b for a, b in zip(own, v)]
+    check_eq(own, want, "followed waiter (pid %d): allocated/freed bytes and objects" % child,
+             details)

@@ -64,10 +64,7 @@ def _mmap_off():
 def _dlopen():
     out = os.path.join(mtlib.TMPDIR, "dlopener.txt")
     plugin = mtlib.prog_path("libplugin.so")
-    # --no-follow: following puts the probes on every process, memtrace's
-    # own included, which makes the unwind table of a library loaded later
-    # (libstdc++ here) take longer than the 500 ms dlopener waits.
-    res = mtlib.run_memtrace(["--unit", "B", "-n", "100", "-o", out, "--no-follow", "--",
+    res = mtlib.run_memtrace(["--unit", "B", "-n", "100", "-o", out, "--",
                               mtlib.prog_path("dlopener"), plugin])
     check_eq(res.rc, 0, "exit status of dlopener", res.stderr)
     with open(out) as f:

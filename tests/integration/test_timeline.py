@@ -19,8 +19,9 @@ between two samples.
                      peak and held states within 0.01% (blocks of 1 MiB
                      and more are sampled with probability 1 - e^-16 and
                      weigh their size within 1e-7)
-  timeline.exec      -- bash -c 'exec phases': the shell's blocks count as
-                     freed at the exec, the last row = the report's totals
+  timeline.exec      -- bash -c 'x=$(echo hi); exec phases': the shell's
+                     blocks count as freed at the exec, the last rows (its
+                     and the subshell's) = the report's totals
   timeline.pprof     the peak line read back from --pprof by report
   timeline.at_peak   --at peak: the moment is the highest sample, the header
                      keeps the exact peak; --at needs the timeline
@@ -286,7 +287,8 @@ def _sampled():
 @test("timeline.exec")
 def _exec():
     """bash allocates, then execs phases: its blocks are freed at the exec
-    (as the report says); the last row is the report's totals."""
+    (as the report says); the last row is the report's totals, with the
+    last row of the subshell of $(...), a process of its own (followed)."""
     bash = mtlib.which("bash")
     check(bash, "no bash")
     out = os.path.join(mtlib.TMPDIR, "tl.exec.txt")
@@ -300,7 +302,11 @@ def _exec():
     details = "\n".join(str(r) for r in rows)
     check_eq(rows[-1]["comm"], "phases", "the process's name after the exec", details)
     check(rows[-1]["alloc_objects"] > 4, "bash's allocations count as allocated", details)
-    check_last_row(rep, rows, details)
+    last = {r["pid"]: values(r) for r in rows}
+    check_eq(len(last), 2, "processes in the rows (bash/phases and the subshell)", details)
+    check_eq(tuple(tuple(sum(v[k][i] for v in last.values()) for i in range(2)) for k in range(3)),
+             (rep.inuse, rep.allocated, rep.freed),
+             "each process's last row, summed, against the report's header", details)
     v = defines()
     check_eq(rows[-1]["inuse_bytes"], v["A2"] + v["D"], "in use at the end: phases's, not bash's", details)
 

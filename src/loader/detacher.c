@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+/* detacher.c: a thread that detaches the probes handed to it. */
+#include "detacher.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *run(void *arg)
+{
+	struct mt_detacher *d = arg;
+	struct mt_probes p;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->quit || d->n) {
+		if (!d->n) {
+			pthread_cond_wait(&d->cond, &d->lock);
+			continue;
+		}
+		p = d->queue[--d->n];
+		pthread_mutex_unlock(&d->lock);
+		mt_probes_detach(&p);
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+int mt_detacher_start(struct mt_detacher *d)
+{
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	ret = pthread_create(&d->thread, NULL, run, d);
+	d->running = ret == 0;
+	return -ret;
+}
+
+void mt_detacher_put(struct mt_detacher *d, struct mt_probes *p)
+{
+	if (d->running) {
+		pthread_mutex_lock(&d->lock);
+		if (d->n == d->cap) {
+			size_t ncap = d->cap ? 2 * d->cap : 16;
+			struct mt_probes *nv = realloc(d->queue, ncap * sizeof(*nv));
+
+			if (nv) {
+				d->queue = nv;
+				d->cap = ncap;
+			}
+		}
+		if (d->n < d->cap) {
+			mt_probes_move(&d->queue[d->n++], p);
+			pthread_cond_signal(&d->cond);
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	mt_probes_detach(p); /* what is left: nothing, or all of it */
+}
+
+void mt_detacher_stop(struct mt_detacher *d)
+{
+	if (!d->running)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->quit = true;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thread, NULL);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->cond);
+	free(d->queue);
+	memset(d, 0, sizeof(*d));
+}
