@@ -15,6 +15,58 @@
 #include "pprof_write.h"
 #include "symbolize.h"
 
+/* Does process PID named COMM pass the request's Q and --comm? */
+static bool wanted(const struct mt_http *h, const struct mt_http_query *q,
+		   uint32_t pid, const char *comm)
+{
+	return (!q->pid || pid == q->pid) &&
+	       (!q->comm[0] || !strcmp(comm, q->comm)) &&
+	       (!h->o->comm || !strcmp(comm, h->o->comm));
+}
+
+/*
+ * RAW narrowed to the processes wanted, before anything is symbolised
+ * (system-wide, the others would cost their symbols for nothing): VIEW's
+ * arrays are its own, what they hold (stacks' addresses, modules) RAW's;
+ * free it with view_free.  Without a filter VIEW is RAW's copy as is.
+ */
+static int raw_view(const struct mt_http *h, const struct mt_http_query *q,
+		    const struct mt_raw_profile *raw, struct mt_raw_profile *view)
+{
+	size_t n = 0;
+
+	*view = *raw;
+	view->procs = calloc(raw->nprocs + 1, sizeof(*view->procs));
+	view->stacks = calloc(raw->nstacks + 1, sizeof(*view->stacks));
+	view->blocks = NULL;  /* no request's output lists blocks */
+	view->nblocks = 0;
+	if (!view->procs || !view->stacks) {
+		free(view->procs);
+		free(view->stacks);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < raw->nprocs; i++)
+		if (wanted(h, q, raw->procs[i].pid, raw->procs[i].comm))
+			view->procs[n++] = raw->procs[i];
+	view->nprocs = n;
+	n = 0;
+	for (size_t i = 0; i < raw->nstacks; i++) {
+		uint32_t pid = raw->stacks[i].pid;
+
+		if (wanted(h, q, pid, mt_procs_comm(raw->procs, raw->nprocs, pid)))
+			view->stacks[n++] = raw->stacks[i];
+	}
+	view->nstacks = n;
+	return 0;
+}
+
+static void view_free(struct mt_raw_profile *view)
+{
+	free(view->procs);
+	free(view->stacks);
+	memset(view, 0, sizeof(*view));
+}
+
 /* RAW symbolised into PROF, with the symbols kept between requests. */
 static int symbolise(struct mt_http *h, const struct mt_raw_profile *raw,
 		     struct mt_profile *prof)
@@ -31,6 +83,7 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 		    struct mt_profile *prof)
 {
 	struct mt_http_result before = { 0 }, now = { 0 };
+	struct mt_raw_profile view = { 0 };
 	struct mt_delta delta = { 0 };
 	int ret = 0;
 
@@ -39,7 +92,10 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 		ret = mt_http_bridge_call(&h->bridge, MT_HTTP_JOB_PROFILE,
 					  MT_HTTP_WAIT_S, &before);
 		if (!ret)
-			ret = mt_delta_apply(&delta, &before.raw->raw, NULL);
+			ret = raw_view(h, q, &before.raw->raw, &view);
+		if (!ret)
+			ret = mt_delta_apply(&delta, &view, NULL);
+		view_free(&view);
 		mt_http_result_free(&h->bridge, &before);
 		if (!ret && !mt_http_sleep(h, q->seconds))
 			ret = -ESHUTDOWN;
@@ -48,12 +104,15 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 		ret = mt_http_bridge_call(&h->bridge, MT_HTTP_JOB_PROFILE,
 					  MT_HTTP_WAIT_S, &now);
 	if (!ret)
-		ret = symbolise(h, &now.raw->raw, prof);
+		ret = raw_view(h, q, &now.raw->raw, &view);
+	if (!ret)
+		ret = symbolise(h, &view, prof);
 	if (!ret && q->seconds)
-		ret = mt_delta_apply(&delta, &now.raw->raw, prof);
+		ret = mt_delta_apply(&delta, &view, prof);
+	view_free(&view);
 	mt_http_result_free(&h->bridge, &now);
 	mt_delta_free(&delta);
-	/* --comm for the whole trace, then the request's own choice. */
+	/* The header's totals, of the processes kept. */
 	if (!ret && h->o->comm)
 		ret = mt_profile_filter(prof, 0, h->o->comm);
 	if (!ret && (q->pid || q->comm[0]))
