@@ -27,15 +27,22 @@ struct mt_http_job {
 	struct mt_http_job *next;
 };
 
+static void proc_put_locked(struct mt_http_proc *c)
+{
+	if (!c || --c->refs > 0)
+		return;
+	mt_process_free_mods(&c->p);
+	free(c);
+}
+
 static void procs_put_locked(struct mt_http_procs *p)
 {
-	struct mt_raw_profile holder = { 0 };
-
 	if (!p || --p->refs > 0)
 		return;
-	holder.procs = p->procs;
-	holder.nprocs = p->n;
-	mt_raw_profile_free(&holder);
+	for (size_t i = 0; i < p->n; i++)
+		proc_put_locked(p->copies[i]);
+	free(p->copies);
+	free(p->procs);
 	free(p);
 }
 
@@ -86,57 +93,97 @@ static uint64_t mix_str(uint64_t h, const char *s)
 	return mix(h, 0);
 }
 
-/* What the symbols of PROCS depend on: pids, names, files and places. */
-static uint64_t procs_sig(const struct mt_process *procs, size_t n)
+/* What the symbols of P depend on: its pid, name, files and places. */
+static uint64_t proc_sig(const struct mt_process *p)
 {
-	uint64_t h = mix(0, n);
+	uint64_t h = mix(mix_str(mix(0, p->pid), p->comm), p->nmods);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct mt_process *p = &procs[i];
+	for (size_t j = 0; p->mods && j < p->nmods; j++) {
+		const struct mt_module *m = &p->mods[j];
 
-		h = mix(mix_str(mix(h, p->pid), p->comm), p->nmods);
-		for (size_t j = 0; p->mods && j < p->nmods; j++) {
-			const struct mt_module *m = &p->mods[j];
-
-			h = mix(mix(mix(mix_str(h, m->path), m->start), m->end),
-				m->bias);
-			h = mix(mix(h, m->text_start), m->text_offset);
-		}
+		h = mix(mix(mix(mix_str(h, m->path), m->start), m->end), m->bias);
+		h = mix(mix(h, m->text_start), m->text_offset);
 	}
 	return h;
 }
 
-/* The copy of the tracer's processes RAW has (the last one, if they did
- * not change), a reference in *OUT. */
+/* The copy of P in the last set, if P has not changed since; a new one
+ * otherwise.  A reference in *OUT. */
+static int copy_proc(struct mt_http_bridge *b, const struct mt_process *p,
+		     struct mt_http_proc **out)
+{
+	const struct mt_http_procs *last = b->procs;
+	uint64_t sig = proc_sig(p);
+	struct mt_process *one;
+	struct mt_http_proc *c;
+	int ret;
+
+	for (size_t i = 0; last && i < last->n; i++) {
+		c = last->copies[i];
+		if (c->p.pid == p->pid && c->sig == sig) {
+			pthread_mutex_lock(&b->lock);
+			c->refs++;
+			pthread_mutex_unlock(&b->lock);
+			*out = c;
+			return 0;
+		}
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	ret = mt_procs_copy(p, 1, &one);
+	if (ret) {
+		free(c);
+		return ret;
+	}
+	c->p = one[0];
+	free(one); /* the array; its process is C's now */
+	c->sig = sig;
+	c->refs = 1;
+	*out = c;
+	return 0;
+}
+
+/*
+ * The copy of the tracer's processes RAW has, a reference in *OUT: each
+ * process the same copy as last time unless it changed, so its symbols
+ * (kept by the module addresses, symbolize.h) are found again even
+ * system-wide, where processes come and go between two requests.
+ */
 static int copy_procs(struct mt_http_bridge *b,
 		      const struct mt_raw_profile *raw,
 		      struct mt_http_procs **out)
 {
-	uint64_t sig = procs_sig(raw->procs, raw->nprocs);
-	struct mt_http_procs *p = b->procs;
-	int ret;
+	struct mt_http_procs *set = calloc(1, sizeof(*set));
+	size_t n = raw->nprocs;
+	int ret = 0;
 
-	if (!p || p->sig != sig) {
-		p = calloc(1, sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		ret = mt_procs_copy(raw->procs, raw->nprocs, &p->procs);
-		if (ret) {
-			free(p);
-			return ret;
+	if (!set)
+		return -ENOMEM;
+	set->refs = 2; /* the bridge's (the last set) and *OUT's */
+	set->procs = calloc(n + 1, sizeof(*set->procs));
+	set->copies = calloc(n + 1, sizeof(*set->copies));
+	if (!set->procs || !set->copies)
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < n; i++) {
+		ret = copy_proc(b, &raw->procs[i], &set->copies[i]);
+		if (!ret) {
+			set->procs[i] = set->copies[i]->p; /* its modules shared */
+			set->n = i + 1;
 		}
-		p->n = raw->nprocs;
-		p->sig = sig;
-		p->refs = 1; /* the bridge's */
-		pthread_mutex_lock(&b->lock);
-		procs_put_locked(b->procs);
-		b->procs = p;
-		pthread_mutex_unlock(&b->lock);
 	}
 	pthread_mutex_lock(&b->lock);
-	p->refs++;
+	if (ret) {
+		set->refs = 1;
+		procs_put_locked(set);
+	} else {
+		procs_put_locked(b->procs);
+		b->procs = set;
+	}
 	pthread_mutex_unlock(&b->lock);
-	*out = p;
+	if (ret)
+		return ret;
+	*out = set;
 	return 0;
 }
 

@@ -31,15 +31,23 @@ struct mt_tracer;
 #define MT_HTTP_READ_PAUSE 3.0
 
 /*
- * The traced processes and their files, copied from the tracer's: the
- * same copy as long as they do not change, so the symbols kept for them
- * (symbolize.h) stay good from one request to the next.
+ * A traced process and its files, copied from the tracer's: the same copy
+ * as long as it does not change, so the symbols kept for it (symbolize.h)
+ * stay good from one request to the next.
  */
+struct mt_http_proc {
+	int refs;                  /* under the bridge's lock */
+	uint64_t sig;              /* of its pid, name and files */
+	struct mt_process p;       /* its modules its own */
+};
+
+/* The processes of one read: an array as a raw profile has it, each
+ * entry a copy's (modules shared with it). */
 struct mt_http_procs {
 	int refs;                  /* under the bridge's lock */
 	struct mt_process *procs;
+	struct mt_http_proc **copies;
 	size_t n;
-	uint64_t sig;              /* of pids, names and files */
 };
 
 /* A raw profile shared by the requests that asked for it at one time. */

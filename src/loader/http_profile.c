@@ -85,6 +85,7 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 	struct mt_http_result before = { 0 }, now = { 0 };
 	struct mt_raw_profile view = { 0 };
 	struct mt_delta delta = { 0 };
+	double t0, t1;
 	int ret = 0;
 
 	memset(prof, 0, sizeof(*prof));
@@ -100,13 +101,19 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 		if (!ret && !mt_http_sleep(h, q->seconds))
 			ret = -ESHUTDOWN;
 	}
+	t0 = mt_loop_now();
 	if (!ret)
 		ret = mt_http_bridge_call(&h->bridge, MT_HTTP_JOB_PROFILE,
 					  MT_HTTP_WAIT_S, &now);
+	t1 = mt_loop_now();
 	if (!ret)
 		ret = raw_view(h, q, &now.raw->raw, &view);
 	if (!ret)
 		ret = symbolise(h, &view, prof);
+	if (!ret && h->o->verbose)
+		fprintf(stderr, "memtrace: http: %zu stacks of %zu processes read in %.1f ms (waiting included), symbolised in %.1f ms\n",
+			view.nstacks, view.nprocs, (t1 - t0) * 1e3,
+			(mt_loop_now() - t1) * 1e3);
 	if (!ret && q->seconds)
 		ret = mt_delta_apply(&delta, &view, prof);
 	view_free(&view);

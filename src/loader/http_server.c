@@ -305,6 +305,7 @@ static int listen_on(struct mt_http *h, const struct sockaddr_storage *ss)
 		flags |= MHD_USE_IPv6;
 	h->daemon = MHD_start_daemon(
 		flags, 0, on_connect, h, on_request, h,
+		MHD_OPTION_EXTERNAL_LOGGER, on_log, h, /* first: for every message */
 		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)MAX_PER_PEER,
@@ -312,7 +313,6 @@ static int listen_on(struct mt_http *h, const struct sockaddr_storage *ss)
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-		MHD_OPTION_EXTERNAL_LOGGER, on_log, h,
 		MHD_OPTION_END);
 	if (!h->daemon)
 		return -1;
