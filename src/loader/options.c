@@ -30,6 +30,7 @@ enum {
 };
 
 #define DEFAULT_TIMELINE_INTERVAL 0.1
+#define DEFAULT_SNAPSHOT_INTERVAL 60.0
 #define DEFAULT_TIMELINE_MAX_SIZE (100ULL << 20)
 
 #define SAMPLE_BYTES_MAX MT_SAMPLE_BYTES_MAX
@@ -614,7 +615,7 @@ static void defaults(struct mt_options *o)
 	o->at_s = -1;
 	o->timeline_interval = DEFAULT_TIMELINE_INTERVAL;
 	o->timeline_max_size = DEFAULT_TIMELINE_MAX_SIZE;
-	o->snapshot_interval = 60;
+	o->snapshot_interval = DEFAULT_SNAPSHOT_INTERVAL;
 }
 
 /* The timeline's options: for tracing, and not with it off. */
@@ -692,6 +693,10 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 	}
 	if (o->http_allow && !o->http) {
 		fprintf(stderr, "memtrace: --http-allow needs --http\n");
+		return -1;
+	}
+	if (o->snapshot_interval != DEFAULT_SNAPSHOT_INTERVAL && !o->http) {
+		fprintf(stderr, "memtrace: --snapshot-interval is for the page of --http (files: -i)\n");
 		return -1;
 	}
 	if (optind < argc)

@@ -433,7 +433,8 @@ def _options():
                           (["--http", "::1:80"], "--http"),
                           (["--http", "1", "--http-allow", "10.0.0.0/33"], "--http-allow"),
                           (["--http-allow", "10.0.0.0/8"], "--http"),
-                          (["--snapshot-interval", "0.01", "--http", "1"], "--snapshot-interval")):
+                          (["--snapshot-interval", "0.01", "--http", "1"], "--snapshot-interval"),
+                          (["--snapshot-interval", "10"], "--snapshot-interval")):
         res = mtlib.run_memtrace(args + ["--", "/bin/true"])
         mtlib.check_one_line_error(res, " ".join(args), mention)
     res = mtlib.run_memtrace(["report", "x.pb.gz", "--http", "1"])
