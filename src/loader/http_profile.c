@@ -24,6 +24,13 @@ static bool wanted(const struct mt_http *h, const struct mt_http_query *q,
 	       (!h->o->comm || !strcmp(comm, h->o->comm));
 }
 
+static void view_free(struct mt_raw_profile *view)
+{
+	free(view->procs);
+	free(view->stacks);
+	memset(view, 0, sizeof(*view));
+}
+
 /*
  * RAW narrowed to the processes wanted, before anything is symbolised
  * (system-wide, the others would cost their symbols for nothing): VIEW's
@@ -41,8 +48,7 @@ static int raw_view(const struct mt_http *h, const struct mt_http_query *q,
 	view->blocks = NULL;  /* no request's output lists blocks */
 	view->nblocks = 0;
 	if (!view->procs || !view->stacks) {
-		free(view->procs);
-		free(view->stacks);
+		view_free(view);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < raw->nprocs; i++)
@@ -58,13 +64,6 @@ static int raw_view(const struct mt_http *h, const struct mt_http_query *q,
 	}
 	view->nstacks = n;
 	return 0;
-}
-
-static void view_free(struct mt_raw_profile *view)
-{
-	free(view->procs);
-	free(view->stacks);
-	memset(view, 0, sizeof(*view));
 }
 
 /* RAW symbolised into PROF, with the symbols kept between requests. */
