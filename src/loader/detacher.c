@@ -17,9 +17,13 @@ static void *run(void *arg)
 			continue;
 		}
 		p = d->queue[--d->n];
+		d->busy = true;
 		pthread_mutex_unlock(&d->lock);
 		mt_probes_detach(&p);
 		pthread_mutex_lock(&d->lock);
+		d->busy = false;
+		if (!d->n)
+			pthread_cond_broadcast(&d->idle);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
@@ -32,6 +36,7 @@ int mt_detacher_start(struct mt_detacher *d)
 	memset(d, 0, sizeof(*d));
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
+	pthread_cond_init(&d->idle, NULL);
 	ret = pthread_create(&d->thread, NULL, run, d);
 	d->running = ret == 0;
 	return -ret;
@@ -59,6 +64,16 @@ void mt_detacher_put(struct mt_detacher *d, struct mt_probes *p)
 	mt_probes_detach(p); /* what is left: nothing, or all of it */
 }
 
+void mt_detacher_drain(struct mt_detacher *d)
+{
+	if (!d->running)
+		return;
+	pthread_mutex_lock(&d->lock);
+	while (d->n || d->busy)
+		pthread_cond_wait(&d->idle, &d->lock);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void mt_detacher_stop(struct mt_detacher *d)
 {
 	if (!d->running)
@@ -70,6 +85,7 @@ void mt_detacher_stop(struct mt_detacher *d)
 	pthread_join(d->thread, NULL);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
+	pthread_cond_destroy(&d->idle);
 	free(d->queue);
 	memset(d, 0, sizeof(*d));
 }

@@ -2,8 +2,9 @@
 /*
  * detacher.h: detaching probes in a thread of its own.  Closing a uprobe
  * link waits for the kernel's grace periods (tens of milliseconds per
- * link); the event loop hands over the probes of a process that exited
- * and goes on, so that the next fork is not kept waiting.
+ * link); the event loop hands over the probes of a process that exited,
+ * and the links of the files an exec left, and goes on, so that the next
+ * fork or exec is not kept waiting.
  */
 #ifndef MEMTRACE_DETACHER_H
 #define MEMTRACE_DETACHER_H
@@ -18,9 +19,11 @@ struct mt_detacher {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_cond_t idle;      /* nothing queued, nothing being detached */
 	struct mt_probes *queue;  /* handed over, not yet detached */
 	size_t n, cap;
 	bool running;             /* the thread was started */
+	bool busy;                /* the thread is detaching a set */
 	bool quit;
 };
 
@@ -30,6 +33,9 @@ int mt_detacher_start(struct mt_detacher *d);
 
 /* Detach P's links soon; P is left empty (mt_probes_move). */
 void mt_detacher_put(struct mt_detacher *d, struct mt_probes *p);
+
+/* Wait until every set handed over is detached. */
+void mt_detacher_drain(struct mt_detacher *d);
 
 /* Detach what is queued, and stop the thread. */
 void mt_detacher_stop(struct mt_detacher *d);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -178,6 +179,8 @@ static void on_exec(void *arg, pid_t pid)
 	struct mt_objects objs;
 	char link[64], exe[PATH_MAX];
 	struct stat st;
+	double t0 = mt_loop_now(), t1, t2;
+	unsigned long former;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -191,13 +194,25 @@ static void on_exec(void *arg, pid_t pid)
 		return;
 	if (mt_objects_of_exe(exe, &objs))
 		return;
-	/* Following, its probes are for its new image now. */
+	t1 = mt_loop_now();
+	/* Following, its probes are for its new image now.  The thread that
+	 * exec'd (the ptrace event's message) took over the pid's task when
+	 * it was not the main one: links made for the old task go. */
+	if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &former))
+		former = 0;
 	if (tr->kind == MT_TRACER_FAMILY &&
-	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs))
+	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
+			   former == (unsigned long)pid))
 		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced\n",
 			(int)pid, exe);
+	t2 = mt_loop_now();
 	mt_unwinder_add_objects(&tr->uw, &objs);
 	mt_unwinder_wait(&tr->uw);
+	if (tr->o->verbose)
+		fprintf(stderr, "memtrace: exec of %s by pid %d held it %.1f ms: its files %.1f ms, probes %.1f ms, unwind tables %.1f ms\n",
+			exe, (int)pid, (mt_loop_now() - t0) * 1e3,
+			(t1 - t0) * 1e3, (t2 - t1) * 1e3,
+			(mt_loop_now() - t2) * 1e3);
 	mt_objects_free(&objs);
 }
 
