@@ -15,6 +15,7 @@
 #include "collect.h"
 #include "errmsg.h"
 #include "follow.h"
+#include "libs_cache.h"
 #include "loop.h"
 #include "memleak.skel.h"
 #include "modules.h"
@@ -192,7 +193,7 @@ static void on_exec(void *arg, pid_t pid)
 	if (pid == t->pid && first && t->objs.has_exe &&
 	    first->dev == st.st_dev && first->ino == st.st_ino)
 		return;
-	if (mt_objects_of_exe(exe, &objs))
+	if (mt_libs_of_exe(&tr->libs, exe, &objs))
 		return;
 	t1 = mt_loop_now();
 	/* Following, its probes are for its new image now.  The thread that
@@ -577,6 +578,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	tr->snap_on = false;
 	mt_process_free_mods(&tr->proc);
 	mt_system_free(&tr->sys);
+	mt_libs_cache_free(&tr->libs);
 	tr->skel = NULL;
 	tr->uw_on = false;
 }
