@@ -112,10 +112,11 @@ int mt_libs_of_exe(struct mt_libs_cache *c, const char *exe,
 	known = stat(exe, &st) == 0;
 	if (known) {
 		for (size_t i = 0; i < c->n; i++) {
-			if (!same_exe(&c->v[i], &st))
+			if (c->v[i].dev != st.st_dev || c->v[i].ino != st.st_ino)
 				continue;
-			if (libs_unchanged(&c->v[i]))
+			if (same_exe(&c->v[i], &st) && libs_unchanged(&c->v[i]))
 				return copy_entry(&c->v[i], exe, objs);
+			/* Rewritten, or a library changed: listed again. */
 			free_entry(&c->v[i]);
 			c->v[i] = c->v[--c->n];
 			break;
