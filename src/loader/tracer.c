@@ -189,18 +189,21 @@ static void on_exec(void *arg, pid_t pid)
 	if (n <= 0 || stat(link, &st))
 		return;
 	exe[n] = '\0';
-	/* The command's own exec: its files were done at the gate. */
+	/* The thread that exec'd (the ptrace event's message) took over the
+	 * pid's task when it was not the main one: links made for the old
+	 * task trace nothing now. */
+	if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &former))
+		former = 0;
+	/* The command's own exec by its main thread: its files were done at
+	 * the gate, its probes stay. */
 	if (pid == t->pid && first && t->objs.has_exe &&
-	    first->dev == st.st_dev && first->ino == st.st_ino)
+	    first->dev == st.st_dev && first->ino == st.st_ino &&
+	    (tr->kind != MT_TRACER_FAMILY || former == (unsigned long)pid))
 		return;
 	if (mt_libs_of_exe(&tr->libs, exe, &objs))
 		return;
 	t1 = mt_loop_now();
-	/* Following, its probes are for its new image now.  The thread that
-	 * exec'd (the ptrace event's message) took over the pid's task when
-	 * it was not the main one: links made for the old task go. */
-	if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &former))
-		former = 0;
+	/* Following, its probes are for its new image now. */
 	if (tr->kind == MT_TRACER_FAMILY &&
 	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
 			   former == (unsigned long)pid))
