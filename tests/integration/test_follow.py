@@ -11,6 +11,9 @@ exec), and theirs, by default; each is reported apart, with exact numbers:
                     than EXEC_HOLD_MS (its libc's links stay, its files and
                     plans are known: under a millisecond; at least 40 ms
                     when the links were detached and attached again)
+  another allocator sh (glibc) runs alloc_tcmalloc twice: libc's probes
+                    change (no malloc family there now), tcmalloc's come;
+                    each run's own allocations exact (test_allocators.py)
   --no-follow       family tree: the first process alone
   an outsider       a process outside the family, started before, is not
                     touched: no breakpoint in its malloc or free (while a
@@ -28,6 +31,7 @@ import subprocess
 import mtlib
 from mtlib import check, check_eq, test
 from programs import BY_NAME, WAITER, WAITER_PRE, WAITER_PRE_SIZE, totals
+from test_allocators import TCMALLOC_FUNCS, prog_totals
 from test_system import per_pid
 
 ResultRaw = collections.namedtuple("ResultRaw", mtlib.Result._fields + ("raw",))
@@ -223,6 +227,28 @@ def _exec_loop():
     check(median < EXEC_HOLD_MS,
           "median hold of the execs after the first: %.1f ms, not under %d ms" % (median, EXEC_HOLD_MS),
           details)
+
+
+@test("follow.exec_other_allocator")
+def _exec_other_allocator():
+    t = prog_totals(TCMALLOC_FUNCS)
+    want = [t["alloc_space"], t["alloc_objects"],
+            t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
+    prog = mtlib.prog_path("alloc_tcmalloc")
+    res, rep, pids, comms, details = run_followed(
+        "exec_other_allocator", ["sh", "-c", '"$0" && "$0"', prog])
+    check_eq(res.rc, 0, "memtrace's exit status (sh's)", details)
+    runs = sorted(p for p, c in comms.items() if c == "alloc_tcmalloc")
+    check_eq(len(runs), 2, "processes named alloc_tcmalloc in the process table", details)
+    stacks = raw_stacks(raw_text(res))
+    for pid in runs:
+        own = [0, 0, 0, 0]
+        for spid, module, v in stacks:
+            if spid == pid and module == "alloc_tcmalloc":
+                for k in range(4):
+                    own[k] += v[k]
+        check_eq(own, want, "alloc_tcmalloc (pid %d), its own stacks: allocated/freed bytes and "
+                 "objects" % pid, details)
 
 
 @test("follow.follow_option")
