@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* detacher.c: a thread that detaches the probes handed to it. */
+/* detacher.c: threads that detach the probes handed to them. */
 #include "detacher.h"
 
 #include <stdlib.h>
@@ -17,9 +17,13 @@ static void *run(void *arg)
 			continue;
 		}
 		p = d->queue[--d->n];
+		d->busy++;
 		pthread_mutex_unlock(&d->lock);
 		mt_probes_detach(&p);
 		pthread_mutex_lock(&d->lock);
+		d->busy--;
+		if (!d->n && !d->busy)
+			pthread_cond_broadcast(&d->idle);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
@@ -27,14 +31,18 @@ static void *run(void *arg)
 
 int mt_detacher_start(struct mt_detacher *d)
 {
-	int ret;
+	int ret = 0;
 
 	memset(d, 0, sizeof(*d));
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
-	ret = pthread_create(&d->thread, NULL, run, d);
-	d->running = ret == 0;
-	return -ret;
+	pthread_cond_init(&d->idle, NULL);
+	while (d->nthreads < MT_DETACHER_THREADS && ret == 0) {
+		ret = pthread_create(&d->threads[d->nthreads], NULL, run, d);
+		d->nthreads += ret == 0;
+	}
+	d->running = d->nthreads > 0;
+	return d->running ? 0 : -ret;
 }
 
 void mt_detacher_put(struct mt_detacher *d, struct mt_probes *p)
@@ -59,17 +67,29 @@ void mt_detacher_put(struct mt_detacher *d, struct mt_probes *p)
 	mt_probes_detach(p); /* what is left: nothing, or all of it */
 }
 
+void mt_detacher_drain(struct mt_detacher *d)
+{
+	if (!d->running)
+		return;
+	pthread_mutex_lock(&d->lock);
+	while (d->n || d->busy)
+		pthread_cond_wait(&d->idle, &d->lock);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void mt_detacher_stop(struct mt_detacher *d)
 {
 	if (!d->running)
 		return;
 	pthread_mutex_lock(&d->lock);
 	d->quit = true;
-	pthread_cond_signal(&d->cond);
+	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
-	pthread_join(d->thread, NULL);
+	for (size_t i = 0; i < d->nthreads; i++)
+		pthread_join(d->threads[i], NULL);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
+	pthread_cond_destroy(&d->idle);
 	free(d->queue);
 	memset(d, 0, sizeof(*d));
 }

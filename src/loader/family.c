@@ -66,6 +66,7 @@ int mt_family_adopt(struct mt_family *f, uint32_t pid,
 	if (!m)
 		return -ENOMEM;
 	mt_probes_move(&m->probes, probes);
+	m->probes.cache = &f->plans;
 	return copy_files(&m->files, files);
 }
 
@@ -90,10 +91,11 @@ int mt_family_fork(struct mt_family *f, struct memleak_bpf *skel,
 }
 
 int mt_family_exec(struct mt_family *f, struct memleak_bpf *skel,
-		   uint32_t pid, const struct mt_objects *files)
+		   uint32_t pid, const struct mt_objects *files, bool same_task)
 {
 	struct mt_family_member *m = find(f, pid);
 	struct mt_allocator alloc;
+	struct mt_probes gone;
 	enum mt_link_mode mode;
 	bool mmap;
 	int ret;
@@ -102,25 +104,26 @@ int mt_family_exec(struct mt_family *f, struct memleak_bpf *skel,
 		return 0;
 	mode = m->probes.mode;
 	mmap = m->probes.want_mmap;
-	/* Its links follow the process into its new image: gone first, so
-	 * that no function is probed twice. */
-	mt_probes_detach(&m->probes);
 	mt_objects_free(&m->files);
-	mt_probes_init(&m->probes, (pid_t)pid, mode, mmap);
 	ret = copy_files(&m->files, files);
-	if (ret)
-		return ret;
 	/* The allocator asked for, else (a program without it) the usual. */
-	if (mt_allocator_choose(files, f->allocator, f->prefix, &alloc) &&
+	if (ret == 0 &&
+	    mt_allocator_choose(files, f->allocator, f->prefix, &alloc) &&
 	    mt_allocator_choose(files, NULL, f->prefix, &alloc))
-		return -ENOENT;
-	ret = mt_probes_attach(&m->probes, skel, (pid_t)pid, &alloc, f->prefix,
-			       files, mode, mmap);
-	if (ret)
+		ret = -ENOENT;
+	/* Its links follow the process into its new image: those of the
+	 * files it maps still (its libc) stay, no function is probed twice,
+	 * and those of the files it left go in the detacher's thread. */
+	if (ret == 0) {
+		ret = mt_probes_exec(&m->probes, skel, &alloc, f->prefix, files,
+				     same_task, &gone);
+		mt_detacher_put(&f->exited, &gone);
+	}
+	if (ret) {
 		mt_probes_detach(&m->probes);
-	m->probes.mode = mode; /* for a later exec */
-	m->probes.want_mmap = mmap;
-	m->probes.pid = (pid_t)pid;
+		mt_probes_init(&m->probes, (pid_t)pid, mode, mmap);
+		m->probes.cache = &f->plans;
+	}
 	return ret;
 }
 
@@ -135,6 +138,9 @@ void mt_family_update(struct mt_family *f, struct memleak_bpf *skel,
 
 		if (mt_objects_has(&m->files, o) || mt_objects_add(&m->files, o))
 			continue;
+		/* Links of its former image may wait in the detacher: gone
+		 * first, so that no function is probed twice. */
+		mt_detacher_drain(&f->exited);
 		/* A jemalloc or tcmalloc loaded later: its malloc family too. */
 		fam = mt_allocator_family(mt_object_name(o));
 		if (mt_probes_attach_object(&m->probes, skel, o,
@@ -177,6 +183,7 @@ void mt_family_free(struct mt_family *f)
 		mt_objects_free(&f->v[i].files);
 	}
 	mt_detacher_stop(&f->exited);
+	mt_plan_cache_free(&f->plans);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
 }

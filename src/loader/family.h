@@ -15,6 +15,7 @@
 
 #include "detacher.h"
 #include "objects.h"
+#include "plan_cache.h"
 #include "probes.h"
 
 struct memleak_bpf;
@@ -31,7 +32,9 @@ struct mt_family {
 	struct mt_family_member *v;
 	size_t n;
 	bool detached;            /* tracing stopped: no more probes */
-	struct mt_detacher exited; /* detaches the probes of those that exit */
+	struct mt_detacher exited; /* detaches the probes of those that exit,
+				    * and of the files an exec left */
+	struct mt_plan_cache plans; /* every member's, per file */
 };
 
 /* An empty family; raises the limit on open files (links are files).
@@ -57,11 +60,14 @@ int mt_family_fork(struct mt_family *f, struct memleak_bpf *skel,
 /*
  * Process PID exec'd and stops before its new image runs: the probes of
  * that image's allocator and new/delete in FILES (its executable and the
- * libraries it will load) replace its old ones.  Nothing for a process not
- * in the family.  Returns 0 or -errno (-ENOENT: no allocator among FILES).
+ * libraries it will load) replace its old ones.  SAME_TASK: its main
+ * thread exec'd (the task its links were made for), so that the links of
+ * files it still maps, planned the same, can stay.  Nothing for a process
+ * not in the family.  Returns 0 or -errno (-ENOENT: no allocator among
+ * FILES).
  */
 int mt_family_exec(struct mt_family *f, struct memleak_bpf *skel,
-		   uint32_t pid, const struct mt_objects *files);
+		   uint32_t pid, const struct mt_objects *files, bool same_task);
 
 /*
  * Process PID maps FILES now: those not looked at yet get probes for the

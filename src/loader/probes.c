@@ -17,6 +17,7 @@
 #include "forwarders.h"
 #include "memleak.h"
 #include "memleak.skel.h"
+#include "plan_cache.h"
 #include "prologue.h"
 
 struct probe_def {
@@ -93,13 +94,7 @@ static const struct probe_def mmap_defs[] = {
 #define NCXX (sizeof(cxx_defs) / sizeof(cxx_defs[0]))
 #define MAXP (NALLOC + NCXX + NMMAP)
 
-/* What to attach in one object: offsets with their kinds, duplicates removed. */
-struct mt_plan {
-	char *path;         /* the object's (owned in mt_probes.plans) */
-	size_t n, nret;
-	uint64_t offs[MAXP], cookies[MAXP];
-	uint64_t ret_offs[MAXP];
-};
+_Static_assert(MAXP == MT_PLAN_MAX, "plan.h's MT_PLAN_MAX is the functions probed");
 
 static enum mt_call_kind kind_of(uint64_t cookie)
 {
@@ -174,7 +169,7 @@ static int keep(struct mt_probes *p, struct bpf_link *link, int fd)
 		p->links = nv;
 		p->cap = ncap;
 	}
-	p->links[p->nlinks++] = (struct mt_probe_link){ link, fd };
+	p->links[p->nlinks++] = (struct mt_probe_link){ link, fd, 0, 0 };
 	return 0;
 }
 
@@ -318,6 +313,15 @@ static int remember(struct mt_probes *p, const struct mt_plan *pl)
 	return 0;
 }
 
+/* The links made since the FROMth are in PL's file. */
+static void tag_links(struct mt_probes *p, size_t from, const struct mt_plan *pl)
+{
+	for (size_t i = from; i < p->nlinks; i++) {
+		p->links[i].dev = pl->dev;
+		p->links[i].ino = pl->ino;
+	}
+}
+
 /* Attach PLANS, placed already, and remember them. */
 static int attach_placed(struct mt_probes *p, struct memleak_bpf *skel,
 			 pid_t pid, const struct mt_plan *plans, size_t n)
@@ -325,6 +329,7 @@ static int attach_placed(struct mt_probes *p, struct memleak_bpf *skel,
 	int (*attach)(struct mt_probes *, struct bpf_program *, pid_t,
 		      const char *, const uint64_t *, const uint64_t *, size_t,
 		      bool) = p->mode == MT_LINK_PERF ? attach_perf : attach_multi;
+	size_t from;
 	int ret = 0;
 
 	for (size_t i = 0; i < n && ret == 0; i++)
@@ -332,31 +337,31 @@ static int attach_placed(struct mt_probes *p, struct memleak_bpf *skel,
 			ret = remember(p, &plans[i]);
 	if (p->mode == MT_LINK_SESSION) {
 		for (size_t i = 0; i < n && ret == 0; i++) {
+			from = p->nlinks;
 			ret = attach_session(p, skel, pid, &plans[i]);
+			tag_links(p, from, &plans[i]);
 			p->nfuncs += plans[i].n;
 		}
 		return ret;
 	}
-	for (size_t i = 0; i < n && ret == 0; i++)
-		if (plans[i].nret)
-			ret = attach(p, skel->progs.uprobe_return, pid, plans[i].path,
-				     plans[i].ret_offs, NULL, plans[i].nret, true);
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		if (!plans[i].nret)
+			continue;
+		from = p->nlinks;
+		ret = attach(p, skel->progs.uprobe_return, pid, plans[i].path,
+			     plans[i].ret_offs, NULL, plans[i].nret, true);
+		tag_links(p, from, &plans[i]);
+	}
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		if (!plans[i].n)
 			continue;
+		from = p->nlinks;
 		ret = attach(p, skel->progs.uprobe_entry, pid, plans[i].path,
 			     plans[i].offs, plans[i].cookies, plans[i].n, false);
+		tag_links(p, from, &plans[i]);
 		p->nfuncs += plans[i].n;
 	}
 	return ret;
-}
-
-static int attach_plans(struct mt_probes *p, struct memleak_bpf *skel,
-			pid_t pid, struct mt_plan *plans, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		plan_place(&plans[i]);
-	return attach_placed(p, skel, pid, plans, n);
 }
 
 /* What a forwarding operator may pass the call on to: the object whose
@@ -440,44 +445,6 @@ static bool leaf_allocator(const struct mt_probes *p,
 	       mt_allocator_family(mt_object_name(obj)) != NULL;
 }
 
-int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
-		     const struct mt_allocator *alloc, const char *prefix,
-		     const struct mt_objects *objs, enum mt_link_mode mode,
-		     bool mmap)
-{
-	struct mt_plan *plans = calloc(objs->n + 1, sizeof(*plans));
-	size_t n = 0;
-	int ret;
-
-	mt_probes_init(p, pid, mode, mmap);
-	if (!plans)
-		return -ENOMEM;
-	plans[0].path = objs->v[alloc->index].path;
-	ret = plan_defs(&plans[0], alloc_defs, NALLOC, prefix,
-			leaf_allocator(p, &objs->v[alloc->index], prefix));
-	if (ret == 0 && (!plans[0].n || kind_of(plans[0].cookies[0]) != MT_CALL_MALLOC))
-		ret = -ENOENT; /* no malloc: not an allocator */
-	for (size_t i = 0; i < objs->n && ret == 0; i++) {
-		struct mt_plan *pl = i == alloc->index ? &plans[0] : &plans[++n];
-		bool defines = false;
-
-		pl->path = objs->v[i].path;
-		/* A library that cannot be read has no new/delete for us. */
-		if (plan_cxx(pl, skel, prefix, i == alloc->index, &defines) == 0 &&
-		    defines)
-			note_cxx(p, &objs->v[i]);
-		if (p->want_mmap && is_libc(&objs->v[i]) &&
-		    plan_defs(pl, mmap_defs, NMMAP, "", false) == 0)
-			p->mmap = true;
-		if (pl != &plans[0] && pl->n == 0)
-			n--;
-	}
-	if (ret == 0)
-		ret = attach_plans(p, skel, pid, plans, n + 1);
-	free(plans);
-	return ret;
-}
-
 void mt_probes_init(struct mt_probes *p, pid_t pid, enum mt_link_mode mode,
 		    bool mmap)
 {
@@ -487,30 +454,287 @@ void mt_probes_init(struct mt_probes *p, pid_t pid, enum mt_link_mode mode,
 	p->want_mmap = mmap;
 }
 
+/*
+ * OBJ's plan into E, in a role: with ALLOC_FAMILY its malloc family (and
+ * then calls from its operators to it count as probed), its operator
+ * new/delete, with --mmap a libc's mmap; placed.  From P->cache when it
+ * has it, else read and kept there.  Returns 0 or the malloc family's
+ * -errno; *CXX_ERR: new/delete's (then E->defines_cxx is false).
+ */
+static int plan_object(const struct mt_probes *p,
+		       const struct memleak_bpf *skel,
+		       const struct mt_object *obj, bool alloc_family,
+		       const char *prefix, struct mt_plan_entry *e,
+		       int *cxx_err)
+{
+	bool leaf = alloc_family && leaf_allocator(p, obj, prefix);
+	bool mmap = p->want_mmap && is_libc(obj);
+	const struct mt_plan_entry *hit = NULL;
+	struct mt_plan_key key;
+	bool cacheable = p->cache &&
+			 mt_plan_key_of(&key, obj->path, obj->dev, obj->ino,
+					alloc_family, leaf, mmap) == 0;
+	int ret = 0;
+
+	*cxx_err = 0;
+	if (cacheable)
+		hit = mt_plan_cache_find(p->cache, &key);
+	if (hit) {
+		*e = *hit;
+	} else {
+		memset(e, 0, sizeof(*e));
+		e->plan.path = obj->path;
+		if (alloc_family)
+			ret = plan_defs(&e->plan, alloc_defs, NALLOC, prefix, leaf);
+		if (ret == 0)
+			*cxx_err = plan_cxx(&e->plan, skel, prefix, alloc_family,
+					    &e->defines_cxx);
+		if (*cxx_err)
+			e->defines_cxx = false;
+		if (ret == 0 && mmap &&
+		    plan_defs(&e->plan, mmap_defs, NMMAP, "", false) == 0)
+			e->has_mmap = true;
+		if (ret == 0)
+			plan_place(&e->plan);
+		if (ret == 0 && *cxx_err == 0 && cacheable) {
+			e->key = key;
+			mt_plan_cache_add(p->cache, e); /* else: read again */
+		}
+	}
+	e->plan.path = obj->path;
+	e->plan.dev = obj->dev;
+	e->plan.ino = obj->ino;
+	return ret;
+}
+
+/* What an image's probes are to be. */
+struct image_plan {
+	struct mt_plan *plans;  /* the allocator's first, then those with any */
+	size_t n;
+	char cxx[sizeof(((struct mt_probes *)0)->cxx)];
+	bool mmap;
+};
+
+/*
+ * The plans of the image of OBJS, whose allocator is ALLOC (it must have
+ * malloc: else -ENOENT), as P's process is to have them (its mode, --mmap,
+ * cache).  A library that cannot be read has no new/delete for us.
+ * Returns 0 or -errno; IP->plans is to be freed either way.
+ */
+static int plan_image(const struct mt_probes *p,
+		      const struct memleak_bpf *skel,
+		      const struct mt_allocator *alloc, const char *prefix,
+		      const struct mt_objects *objs, struct image_plan *ip)
+{
+	struct mt_plan_entry e;
+	int ret = 0, cxx_err;
+	size_t len;
+
+	memset(ip, 0, sizeof(*ip));
+	ip->plans = calloc(objs->n + 1, sizeof(*ip->plans));
+	if (!ip->plans)
+		return -ENOMEM;
+	ip->n = 1;
+	for (size_t i = 0; i < objs->n && ret == 0; i++) {
+		const struct mt_object *o = &objs->v[i];
+		bool is_alloc = i == alloc->index;
+
+		ret = plan_object(p, skel, o, is_alloc, prefix, &e, &cxx_err);
+		if (ret == 0 && is_alloc &&
+		    (!e.plan.n || kind_of(e.plan.cookies[0]) != MT_CALL_MALLOC))
+			ret = -ENOENT; /* no malloc: not an allocator */
+		if (ret)
+			break;
+		if (e.defines_cxx) {
+			len = strlen(ip->cxx);
+			snprintf(ip->cxx + len, sizeof(ip->cxx) - len, "%s%s",
+				 len ? ", " : "", o->shown);
+		}
+		ip->mmap |= e.has_mmap;
+		if (is_alloc)
+			ip->plans[0] = e.plan;
+		else if (e.plan.n)
+			ip->plans[ip->n++] = e.plan;
+	}
+	return ret;
+}
+
+int mt_probes_attach(struct mt_probes *p, struct memleak_bpf *skel, pid_t pid,
+		     const struct mt_allocator *alloc, const char *prefix,
+		     const struct mt_objects *objs, enum mt_link_mode mode,
+		     bool mmap)
+{
+	struct image_plan ip;
+	int ret;
+
+	mt_probes_init(p, pid, mode, mmap);
+	ret = plan_image(p, skel, alloc, prefix, objs, &ip);
+	if (ret == 0) {
+		memcpy(p->cxx, ip.cxx, sizeof(p->cxx));
+		p->mmap = ip.mmap;
+		ret = attach_placed(p, skel, pid, ip.plans, ip.n);
+	}
+	free(ip.plans);
+	return ret;
+}
+
+/* The index of the plan in PLANS (N) of OLD's file, if it is the same as
+ * OLD; else N. */
+static size_t same_plan(const struct mt_plan *plans, size_t n,
+			const struct mt_plan *old)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_plan *pl = &plans[i];
+
+		if (pl->dev != old->dev || pl->ino != old->ino)
+			continue;
+		if (pl->n == old->n && pl->nret == old->nret &&
+		    !memcmp(pl->offs, old->offs, pl->n * sizeof(pl->offs[0])) &&
+		    !memcmp(pl->cookies, old->cookies, pl->n * sizeof(pl->cookies[0])) &&
+		    !memcmp(pl->ret_offs, old->ret_offs, pl->nret * sizeof(pl->ret_offs[0])))
+			return i;
+		return n;
+	}
+	return n;
+}
+
+/* How many of P's plans are in the file DEV, INO. */
+static size_t plans_in(const struct mt_probes *p, dev_t dev, ino_t ino)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->nplans; i++)
+		k += p->plans[i].dev == dev && p->plans[i].ino == ino;
+	return k;
+}
+
+/* Keep L (its file's identity too) in P. */
+static int keep_link(struct mt_probes *p, const struct mt_probe_link *l)
+{
+	int ret = keep(p, l->link, l->fd);
+
+	if (ret == 0) {
+		p->links[p->nlinks - 1].dev = l->dev;
+		p->links[p->nlinks - 1].ino = l->ino;
+	}
+	return ret;
+}
+
+/* Is L in the file of a plan in PLANS (N) marked in KEPT? */
+static bool stays(const struct mt_probe_link *l, const struct mt_plan *plans,
+		  const bool *kept, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (kept[i] && plans[i].dev == l->dev && plans[i].ino == l->ino)
+			return true;
+	return false;
+}
+
+/*
+ * Sort P's links into NOW (those of the plans marked in KEPT), GONE (those
+ * of files OBJS does not hold) and detached now (the others: they would
+ * probe the new image twice).  P is left without links; a link that
+ * cannot be moved for want of memory is detached.  Returns 0 or -ENOMEM.
+ */
+static int sort_links(struct mt_probes *p, struct mt_probes *now,
+		      struct mt_probes *gone, const struct image_plan *ip,
+		      const bool *kept, const struct mt_objects *objs)
+{
+	struct mt_object o = { 0 };
+	int ret = 0, err;
+
+	for (size_t l = 0; l < p->nlinks; l++) {
+		const struct mt_probe_link *lk = &p->links[l];
+
+		o.dev = lk->dev;
+		o.ino = lk->ino;
+		if (stays(lk, ip->plans, kept, ip->n)) {
+			/* keep() closes what it cannot keep */
+			err = keep_link(now, lk);
+			ret = ret ? ret : err;
+		} else if (mt_objects_has(objs, &o) || keep_link(gone, lk)) {
+			if (lk->link)
+				bpf_link__destroy(lk->link);
+			if (lk->fd >= 0)
+				close(lk->fd);
+		}
+	}
+	p->nlinks = 0;
+	return ret;
+}
+
+int mt_probes_exec(struct mt_probes *p, struct memleak_bpf *skel,
+		   const struct mt_allocator *alloc, const char *prefix,
+		   const struct mt_objects *objs, bool keep,
+		   struct mt_probes *gone)
+{
+	struct image_plan ip;
+	struct mt_probes now;
+	struct mt_plan *fresh = NULL;
+	bool *kept = NULL;
+	size_t nfresh = 0;
+	int ret;
+
+	mt_probes_init(gone, p->pid, p->mode, p->want_mmap);
+	mt_probes_init(&now, p->pid, p->mode, p->want_mmap);
+	now.cache = p->cache;
+	ret = plan_image(p, skel, alloc, prefix, objs, &ip);
+	if (ret)
+		goto cleanup;
+	kept = calloc(ip.n, sizeof(*kept));
+	fresh = calloc(ip.n, sizeof(*fresh));
+	if (!kept || !fresh) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	/* The plans that stay, with their links: those of a file planned
+	 * once, the same in the new image. */
+	for (size_t j = 0; keep && j < p->nplans && ret == 0; j++) {
+		const struct mt_plan *old = &p->plans[j];
+		size_t i = same_plan(ip.plans, ip.n, old);
+
+		if (i == ip.n || kept[i] || plans_in(p, old->dev, old->ino) != 1)
+			continue;
+		kept[i] = true;
+		ret = remember(&now, old);
+		now.nfuncs += old->n;
+	}
+	if (ret == 0)
+		ret = sort_links(p, &now, gone, &ip, kept, objs);
+	if (ret)
+		goto cleanup;
+	for (size_t i = 0; i < ip.n; i++)
+		if (!kept[i] && ip.plans[i].n)
+			fresh[nfresh++] = ip.plans[i];
+	memcpy(now.cxx, ip.cxx, sizeof(now.cxx));
+	now.mmap = ip.mmap;
+	ret = attach_placed(&now, skel, now.pid, fresh, nfresh);
+cleanup:
+	/* P's links not sorted yet (a failure before) are detached with it. */
+	mt_probes_detach(p);
+	*p = now;
+	free(kept);
+	free(fresh);
+	free(ip.plans);
+	return ret;
+}
+
 int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 			    const struct mt_object *obj, bool alloc_family,
 			    const char *prefix)
 {
-	struct mt_plan *pl = calloc(1, sizeof(*pl));
-	bool defines = false;
-	int ret = 0;
+	struct mt_plan_entry e;
+	int cxx_err, ret = plan_object(p, skel, obj, alloc_family, prefix, &e,
+				       &cxx_err);
 
-	if (!pl)
-		return -ENOMEM;
-	pl->path = obj->path;
-	if (alloc_family)
-		ret = plan_defs(pl, alloc_defs, NALLOC, prefix,
-				leaf_allocator(p, obj, prefix));
 	if (ret == 0)
-		ret = plan_cxx(pl, skel, prefix, alloc_family, &defines);
-	if (ret == 0 && defines)
+		ret = cxx_err;
+	if (ret == 0 && e.defines_cxx)
 		note_cxx(p, obj);
-	if (ret == 0 && p->want_mmap && is_libc(obj) &&
-	    plan_defs(pl, mmap_defs, NMMAP, "", false) == 0)
+	if (ret == 0 && e.has_mmap)
 		p->mmap = true;
-	if (ret == 0 && pl->n)
-		ret = attach_plans(p, skel, p->pid, pl, 1);
-	free(pl);
+	if (ret == 0 && e.plan.n)
+		ret = attach_placed(p, skel, p->pid, &e.plan, 1);
 	return ret;
 }
 
@@ -520,6 +744,7 @@ int mt_probes_attach_like(struct mt_probes *p, struct memleak_bpf *skel,
 	int ret;
 
 	mt_probes_init(p, pid, like->mode, like->want_mmap);
+	p->cache = like->cache;
 	p->mmap = like->mmap;
 	memcpy(p->cxx, like->cxx, sizeof(p->cxx));
 	ret = attach_placed(p, skel, pid, like->plans, like->nplans);

@@ -16,11 +16,15 @@
 struct memleak_bpf;
 struct bpf_link;
 struct mt_plan;
+struct mt_plan_cache;
 
-/* One attachment: a libbpf link (perf-event uprobe) or a raw link fd. */
+/* One attachment: a libbpf link (perf-event uprobe) or a raw link fd, in
+ * the file DEV, INO. */
 struct mt_probe_link {
 	struct bpf_link *link;
 	int fd;
+	dev_t dev;
+	ino_t ino;
 };
 
 /*
@@ -46,6 +50,7 @@ struct mt_probes {
 	char cxx[1024];         /* objects whose new/delete are probed */
 	struct mt_plan *plans;  /* what the links attach, per object */
 	size_t nplans;
+	struct mt_plan_cache *cache; /* plans made already (NULL: none) */
 };
 
 /*
@@ -74,6 +79,21 @@ void mt_probes_init(struct mt_probes *p, pid_t pid, enum mt_link_mode mode,
 int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 			    const struct mt_object *obj, bool alloc_family,
 			    const char *prefix);
+
+/*
+ * P's process exec'd and stops before its new image runs: P becomes the
+ * probes of that image (as mt_probes_attach makes them, the plans from
+ * P->cache).  With KEEP (the process's task is the one P's links were
+ * made for: its main thread exec'd), the links of each file whose plan is
+ * the same in the new image stay, the others of files it maps are
+ * detached now; those of files it does not map go to GONE (empty before),
+ * to be detached later.  Returns 0 or -errno (then P holds what it still
+ * has, to be detached).
+ */
+int mt_probes_exec(struct mt_probes *p, struct memleak_bpf *skel,
+		   const struct mt_allocator *alloc, const char *prefix,
+		   const struct mt_objects *objs, bool keep,
+		   struct mt_probes *gone);
 
 /*
  * The probes LIKE has, attached for process PID instead (a process forked

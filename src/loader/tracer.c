@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "collect.h"
 #include "errmsg.h"
 #include "follow.h"
+#include "libs_cache.h"
 #include "loop.h"
 #include "memleak.skel.h"
 #include "modules.h"
@@ -178,6 +180,8 @@ static void on_exec(void *arg, pid_t pid)
 	struct mt_objects objs;
 	char link[64], exe[PATH_MAX];
 	struct stat st;
+	double t0 = mt_loop_now(), t1, t2;
+	unsigned long former;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -185,19 +189,34 @@ static void on_exec(void *arg, pid_t pid)
 	if (n <= 0 || stat(link, &st))
 		return;
 	exe[n] = '\0';
-	/* The command's own exec: its files were done at the gate. */
+	/* The thread that exec'd (the ptrace event's message) took over the
+	 * pid's task when it was not the main one: links made for the old
+	 * task trace nothing now. */
+	if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &former))
+		former = 0;
+	/* The command's own exec by its main thread: its files were done at
+	 * the gate, its probes stay. */
 	if (pid == t->pid && first && t->objs.has_exe &&
-	    first->dev == st.st_dev && first->ino == st.st_ino)
+	    first->dev == st.st_dev && first->ino == st.st_ino &&
+	    (tr->kind != MT_TRACER_FAMILY || former == (unsigned long)pid))
 		return;
-	if (mt_objects_of_exe(exe, &objs))
+	if (mt_libs_of_exe(&tr->libs, exe, &objs))
 		return;
+	t1 = mt_loop_now();
 	/* Following, its probes are for its new image now. */
 	if (tr->kind == MT_TRACER_FAMILY &&
-	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs))
+	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
+			   former == (unsigned long)pid))
 		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced\n",
 			(int)pid, exe);
+	t2 = mt_loop_now();
 	mt_unwinder_add_objects(&tr->uw, &objs);
 	mt_unwinder_wait(&tr->uw);
+	if (tr->o->verbose)
+		fprintf(stderr, "memtrace: exec of %s by pid %d held it %.1f ms: its files %.1f ms, probes %.1f ms, unwind tables %.1f ms\n",
+			exe, (int)pid, (mt_loop_now() - t0) * 1e3,
+			(t1 - t0) * 1e3, (t2 - t1) * 1e3,
+			(mt_loop_now() - t2) * 1e3);
 	mt_objects_free(&objs);
 }
 
@@ -562,6 +581,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	tr->snap_on = false;
 	mt_process_free_mods(&tr->proc);
 	mt_system_free(&tr->sys);
+	mt_libs_cache_free(&tr->libs);
 	tr->skel = NULL;
 	tr->uw_on = false;
 }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 
 #include "family.h"
+#include "libs_cache.h"
 #include "options.h"
 #include "probes.h"
 #include "profile.h"
@@ -52,6 +53,7 @@ struct mt_tracer {
 	struct mt_snapshot snap;     /* reading while tracing */
 	bool snap_on;
 	struct mt_timeline tl;       /* memory over time (--timeline-interval) */
+	struct mt_libs_cache libs;   /* the files of the executables exec'd */
 	char cxx[1024];              /* where new/delete were probed */
 	bool stopped;                /* recording stopped, probes detached */
 };

@@ -6,6 +6,14 @@ exec), and theirs, by default; each is reported apart, with exact numbers:
   vfork + exec      family spawn: posix_spawn of `family leaf`
   a tree            family tree: three processes, three deep (and with
                     --follow, which asks for the default)
+  an exec loop      sh runs `family leaf` EXEC_RUNS times: each run exact,
+                    and each exec of a program seen before holds it less
+                    than EXEC_HOLD_MS (its libc's links stay, its files and
+                    plans are known: under a millisecond; at least 40 ms
+                    when the links were detached and attached again)
+  another allocator sh (glibc) runs alloc_tcmalloc twice: libc's probes
+                    change (no malloc family there now), tcmalloc's come;
+                    each run's own allocations exact (test_allocators.py)
   --no-follow       family tree: the first process alone
   an outsider       a process outside the family, started before, is not
                     touched: no breakpoint in its malloc or free (while a
@@ -23,6 +31,7 @@ import subprocess
 import mtlib
 from mtlib import check, check_eq, test
 from programs import BY_NAME, WAITER, WAITER_PRE, WAITER_PRE_SIZE, totals
+from test_allocators import TCMALLOC_FUNCS, prog_totals
 from test_system import per_pid
 
 ResultRaw = collections.namedtuple("ResultRaw", mtlib.Result._fields + ("raw",))
@@ -164,6 +173,82 @@ def tree_leak(role, d):
 @test("follow.tree_three_deep")
 def _tree():
     check_family("tree", ["tree"], ["tree0", "tree1", "tree2"], tree_leak)
+
+
+EXEC_RUNS = 5
+EXEC_HOLD_MS = 20
+EXEC_HELD = re.compile(r"^memtrace: exec of (\S+) by pid (\d+) held it ([\d.]+) ms")
+
+
+def check_leaf_runs(res, pids_leaf, details):
+    """Each pid in PIDS_LEAF is one run of `family leaf`: its own stacks
+    (leaf frame in family) exact, any other (its parent's image before the
+    exec) all freed."""
+    d = family_defines()
+    stacks = raw_stacks(raw_text(res))
+    for pid in pids_leaf:
+        own, pre = [0, 0, 0, 0], [0, 0, 0, 0]
+        for spid, module, v in stacks:
+            if spid == pid:
+                acc = own if module == "family" else pre
+                for k in range(4):
+                    acc[k] += v[k]
+        check_eq(own, expected(d["LEAK_LEAF"], d["CHURN"]),
+                 "leaf (pid %d), its own stacks: allocated/freed bytes and objects" % pid, details)
+        check_eq(pre[:2], pre[2:], "leaf (pid %d), stacks before its exec: all freed" % pid,
+                 details)
+
+
+@test("follow.exec_loop")
+def _exec_loop():
+    family = mtlib.prog_path("family")
+    res, rep, pids, comms, details = run_followed(
+        "exec_loop", ["sh", "-c", 'for i in $(seq %d); do "$0" leaf || exit 1; done' % EXEC_RUNS,
+                      family], ["-v"])
+    details += "\n" + "\n".join(l for l in res.stderr.splitlines() if EXEC_HELD.match(l))
+    check_eq(res.rc, 0, "memtrace's exit status (sh's)", details)
+    leaf = [int(l.split()[1]) for l in res.stdout.splitlines() if l.startswith("leaf0 ")]
+    check_eq(len(leaf), EXEC_RUNS, "runs of family leaf", details + "\n" + res.stdout)
+    check_eq(len(set(leaf)), EXEC_RUNS, "distinct pids of the runs", details + "\n" + res.stdout)
+    for pid in leaf:
+        check_eq(comms.get(pid), "family", "name of run pid %d in the process table" % pid, details)
+    check_leaf_runs(res, leaf, details)
+    d = family_defines()
+    check_eq(rep.inuse[0] >= EXEC_RUNS * d["LEAK_LEAF"], True,
+             "in use covers the runs' leaks (%d bytes)" % (EXEC_RUNS * d["LEAK_LEAF"]), details)
+    held = {}
+    for line in res.stderr.splitlines():
+        m = EXEC_HELD.match(line)
+        if m and os.path.realpath(m.group(1)) == os.path.realpath(family):
+            held[int(m.group(2))] = float(m.group(3))
+    check_eq(sorted(held), sorted(leaf), "pids whose exec of family -v timed", details)
+    again = sorted(held[pid] for pid in leaf[1:])
+    median = again[len(again) // 2]
+    check(median < EXEC_HOLD_MS,
+          "median hold of the execs after the first: %.1f ms, not under %d ms" % (median, EXEC_HOLD_MS),
+          details)
+
+
+@test("follow.exec_other_allocator")
+def _exec_other_allocator():
+    t = prog_totals(TCMALLOC_FUNCS)
+    want = [t["alloc_space"], t["alloc_objects"],
+            t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
+    prog = mtlib.prog_path("alloc_tcmalloc")
+    res, rep, pids, comms, details = run_followed(
+        "exec_other_allocator", ["sh", "-c", '"$0" && "$0"', prog])
+    check_eq(res.rc, 0, "memtrace's exit status (sh's)", details)
+    runs = sorted(p for p, c in comms.items() if c == "alloc_tcmalloc")
+    check_eq(len(runs), 2, "processes named alloc_tcmalloc in the process table", details)
+    stacks = raw_stacks(raw_text(res))
+    for pid in runs:
+        own = [0, 0, 0, 0]
+        for spid, module, v in stacks:
+            if spid == pid and module == "alloc_tcmalloc":
+                for k in range(4):
+                    own[k] += v[k]
+        check_eq(own, want, "alloc_tcmalloc (pid %d), its own stacks: allocated/freed bytes and "
+                 "objects" % pid, details)
 
 
 @test("follow.follow_option")

@@ -146,3 +146,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The pure parts of --http (addresses, /metrics, the snapshot ring).
 -include tests/unit/http.mk
+
+# The caches an exec stop reuses (plans per file, files per executable).
+-include tests/unit/exec_caches.mk
