@@ -3,9 +3,11 @@
 #include "bpf_load.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_log.h"
@@ -16,12 +18,115 @@
 #include "timeline.h"
 #include "unwinder.h"
 
+/*
+ * The object's plain maps are made on a thread of their own while this
+ * one reads the kernel's BTF, which libbpf would do one after the other
+ * (about 50 ms each on a small VM: the 1M-entry allocs map and the
+ * preallocated process maps; the BTF's 5 MB); libbpf then takes them as
+ * made (bpf_map__reuse_fd()).  Left to libbpf: its own maps (.rodata,
+ * .bss) and the kinds whose values need BTF (task storage) or that are
+ * not plain (the queue).  A map that cannot be made here is made by
+ * libbpf, which says why it failed.
+ */
+#define MAX_EARLY_MAPS 64
+
+struct early_map {
+	struct bpf_map *map;
+	char name[BPF_OBJ_NAME_LEN];
+	enum bpf_map_type type;
+	__u32 key_size, value_size, max_entries, flags;
+	int fd;
+};
+
+struct early_maps {
+	struct early_map v[MAX_EARLY_MAPS];
+	size_t n;
+	pthread_t thread;
+	bool started;
+};
+
+static bool made_early(const struct bpf_map *map)
+{
+	if (bpf_map__is_internal(map))
+		return false;
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_RINGBUF:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void *make_maps(void *arg)
+{
+	struct early_maps *e = arg;
+
+	for (size_t i = 0; i < e->n; i++) {
+		struct early_map *m = &e->v[i];
+		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = m->flags);
+
+		m->fd = bpf_map_create(m->type, m->name, m->key_size,
+				       m->value_size, m->max_entries, &opts);
+	}
+	return NULL;
+}
+
+/* Start making SKEL's plain maps (sized, not loaded) on a thread. */
+static void early_maps_start(struct memleak_bpf *skel, struct early_maps *e)
+{
+	struct bpf_map *map;
+
+	e->n = 0;
+	e->started = false;
+	bpf_object__for_each_map(map, skel->obj) {
+		struct early_map *m = &e->v[e->n];
+
+		if (!made_early(map) || e->n == MAX_EARLY_MAPS)
+			continue;
+		m->map = map;
+		snprintf(m->name, sizeof(m->name), "%s", bpf_map__name(map));
+		m->type = bpf_map__type(map);
+		m->key_size = bpf_map__key_size(map);
+		m->value_size = bpf_map__value_size(map);
+		m->max_entries = bpf_map__max_entries(map);
+		m->flags = bpf_map__map_flags(map);
+		m->fd = -1;
+		e->n++;
+	}
+	e->started = pthread_create(&e->thread, NULL, make_maps, e) == 0;
+	if (!e->started)
+		e->n = 0; /* libbpf makes them all */
+}
+
+/* Wait for the maps, and hand those made to libbpf. */
+static void early_maps_take(struct early_maps *e)
+{
+	if (e->started)
+		pthread_join(e->thread, NULL);
+	e->started = false;
+	for (size_t i = 0; i < e->n; i++) {
+		struct early_map *m = &e->v[i];
+
+		if (m->fd >= 0) {
+			/* libbpf keeps a copy; if it cannot, it makes the map */
+			bpf_map__reuse_fd(m->map, m->fd);
+			close(m->fd);
+		}
+	}
+	e->n = 0;
+}
+
 /* Open and load the BPF object for links of MODE.  -errno. */
 static int load_bpf(const struct mt_options *o, bool follow_only,
 		    enum mt_link_mode mode, struct memleak_bpf **out)
 {
 	struct memleak_bpf *skel = memleak_bpf__open();
 	long page = sysconf(_SC_PAGESIZE);
+	struct early_maps early;
 	int err;
 
 	*out = NULL;
@@ -52,7 +157,14 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 						      MT_BPF_TRACE_UPROBE_SESSION);
 	else
 		bpf_program__set_autoload(skel->progs.uprobe_session, false);
-	err = memleak_bpf__load(skel);
+	early_maps_start(skel, &early);
+	/* The kernel's BTF, read now (the exec tracepoint's target is looked
+	 * up in it), while the maps are made; the load then finds it read. */
+	err = bpf_program__set_attach_target(skel->progs.follow_exec, 0,
+					     "sched_process_exec");
+	early_maps_take(&early);
+	if (!err)
+		err = memleak_bpf__load(skel);
 	if (err) {
 		memleak_bpf__destroy(skel);
 		return err;
