@@ -15,6 +15,7 @@
 #include "memleak.skel.h"
 #include "privs.h"
 #include "sampling_tables.h"
+#include "startup_clock.h"
 #include "timeline.h"
 #include "unwinder.h"
 
@@ -126,6 +127,7 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 {
 	struct memleak_bpf *skel = memleak_bpf__open();
 	long page = sysconf(_SC_PAGESIZE);
+	uint64_t t0 = mt_startup_now();
 	struct early_maps early;
 	int err;
 
@@ -163,8 +165,11 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	err = bpf_program__set_attach_target(skel->progs.follow_exec, 0,
 					     "sched_process_exec");
 	early_maps_take(&early);
+	mt_startup_add(MT_STARTUP_OPEN, t0);
+	t0 = mt_startup_now();
 	if (!err)
 		err = memleak_bpf__load(skel);
+	mt_startup_add(MT_STARTUP_VERIFY, t0);
 	if (err) {
 		memleak_bpf__destroy(skel);
 		return err;
@@ -198,6 +203,7 @@ int mt_bpf_load_and_attach(const struct mt_options *o, bool follow_only,
 {
 	int ret = -EOPNOTSUPP;
 	int mode = first_link_mode(o);
+	uint64_t t0;
 
 	*attach_err = 0;
 	for (; mode >= MT_LINK_PERF && ret == -EOPNOTSUPP; mode--) {
@@ -220,7 +226,9 @@ int mt_bpf_load_and_attach(const struct mt_options *o, bool follow_only,
 		if (ret)
 			return mt_fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
 				       strerror(-ret));
+		t0 = mt_startup_now();
 		ret = attach(*skel, (enum mt_link_mode)mode, ctx);
+		mt_startup_add(MT_STARTUP_ATTACH, t0);
 		mt_bpf_log_release(ret == 0);
 		if (ret) {
 			memleak_bpf__destroy(*skel);

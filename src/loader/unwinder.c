@@ -17,6 +17,7 @@
 
 #include "forwarders.h"
 #include "memleak.skel.h"
+#include "startup_clock.h"
 #include "unwind_table.h"
 
 /* Page indices per row, generously: a table has far fewer pages. */
@@ -241,6 +242,7 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 	ret = mt_unwind_table_build(fd, skip, nskip, t);
 	*ns = now_ns() - t0;
 	u->build_ns += *ns;
+	mt_startup_add(MT_STARTUP_TABLES, t0);
 	return ret;
 }
 
