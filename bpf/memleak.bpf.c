@@ -626,8 +626,8 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	 * fall on the same side of a snapshot's instant). */
 	__u64 now;
 	struct mt_inflight *f;
-	bool record;
-	__u32 kind;
+	__u32 kind, cat = MT_CAT_HEAP;
+	bool record, release = false;
 
 	if (probe_only)
 		return 0;
@@ -645,30 +645,33 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	/* Sampling: frees still count, an unsampled block is not recorded. */
 	record = !sample_bytes || f->sampled;
 
+	/* Each case says whether the call released a heap block (RELEASE)
+	 * and allocated one (RECORD); both are done once, below, so that
+	 * the verifier checks each in one place, not in every case. */
 	switch (kind) {
 	case MT_CALL_DELETE:
 		/* The free inside operator delete was nested: count it here. */
-		if (arg)
-			free_heap(f, pid, arg, now);
-		return 0;
+		release = arg != 0;
+		record = false;
+		break;
 	case MT_CALL_XALLOCX:
 		/* Resized in place when the new real size covers the request. */
 		if (addr < size)
 			return 0;
-		free_heap(f, pid, arg, now);
+		release = true;
 		addr = arg;
 		break;
 	case MT_CALL_MMAP:
 		/* Only anonymous mappings are memory the program allocates. */
-		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS) || !record)
+		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS))
 			return 0;
-		record_alloc(ctx, f, pid, addr, size, MT_CAT_MMAP, now);
-		return 0;
+		cat = MT_CAT_MMAP;
+		break;
 	case MT_CALL_MREMAP:
-		if (addr != ~0ULL && record_free(f, pid, arg, MT_CAT_MMAP, now) &&
-		    record)
-			record_alloc(ctx, f, pid, addr, size, MT_CAT_MMAP, now);
-		return 0;
+		if (addr == ~0ULL || !record_free(f, pid, arg, MT_CAT_MMAP, now))
+			return 0;
+		cat = MT_CAT_MMAP;
+		break;
 	case MT_CALL_POSIX_MEMALIGN:
 		if ((int)PT_REGS_RC(ctx) != 0) {
 			count(MT_CNT_FAILED_ALLOCS, 1);
@@ -686,14 +689,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	case MT_CALL_REALLOCARRAY:
 		if (!addr) {
 			/* realloc(p, 0) frees p; any other NULL is a failure. */
-			if (size == 0 && arg)
-				free_heap(f, pid, arg, now);
-			else
+			if (size != 0 || !arg) {
 				count(MT_CNT_FAILED_ALLOCS, 1);
-			return 0;
+				return 0;
+			}
+			record = false;
 		}
-		if (arg)
-			free_heap(f, pid, arg, now);
+		release = arg != 0;
 		break;
 	default:
 		if (!addr) {
@@ -702,8 +704,10 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		}
 		break;
 	}
+	if (release)
+		free_heap(f, pid, arg, now);
 	if (record)
-		record_alloc(ctx, f, pid, addr, size, MT_CAT_HEAP, now);
+		record_alloc(ctx, f, pid, addr, size, cat, now);
 	return 0;
 }
 
