@@ -150,8 +150,10 @@ static void heap_fill(void)
 	if (page <= 0 || stat("/sys/kernel/btf/vmlinux", &st) ||
 	    st.st_size <= 0 || st.st_size > INT_MAX / 8)
 		return;
+	/* The filled block itself comes from the heap: above the threshold
+	 * (which malloc caps at 32 MiB: then nothing is done). */
 	len = 2 * (size_t)st.st_size + HEAP_SLACK;
-	if (!mallopt(M_MMAP_THRESHOLD, (int)len) ||
+	if (!mallopt(M_MMAP_THRESHOLD, (int)(len + HEAP_SLACK)) ||
 	    !mallopt(M_TRIM_THRESHOLD, 2 * (int)len))
 		return;
 	p = malloc(len);
