@@ -199,7 +199,7 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 	struct unwind_scratch *sc = unwind_scratch_get();
 	__u64 h = 0xcbf29ce484222325ULL;
 	struct mt_stack *st;
-	__u32 old;
+	__u32 old, depth;
 	int n;
 
 	if (!sc)
@@ -208,16 +208,26 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 	old = sc->depth;
 	n = unwind_user_stack(ctx, sc);
 	sc->depth = n > 0 ? n : 0;
-	/* Hash the frames; zero what is left of a deeper stack before (the
-	 * map keeps the stack zero-padded, as userspace reads it). */
-	for (int i = 0; i < MT_MAX_STACK_DEPTH; i++) {
-		if (i < n)
-			h = mix(h, st->ips[i]);
-		else if (i < old)
-			st->ips[i] = 0;
-		else
+	/*
+	 * Zero what is left of a deeper stack before (the map keeps the
+	 * stack zero-padded, as userspace reads it), then hash the frames.
+	 * Two loops, each reading the depth back from the scratch, so that
+	 * the verifier checks each once: one loop testing i < n, then
+	 * i < old, had it check the zeroing once for every depth the frames
+	 * could stop at (150,000 instructions, 60 ms of every start-up).
+	 */
+	depth = *(volatile __u32 *)&sc->depth;
+	for (__u32 i = 0; i < MT_MAX_STACK_DEPTH; i++) {
+		__u32 k = depth + i;
+
+		if (k >= old || k >= MT_MAX_STACK_DEPTH)
 			break;
+		st->ips[k] = 0;
+		asm volatile("" : "+r"(i)); /* a loop, not a memset() */
 	}
+	depth = *(volatile __u32 *)&sc->depth;
+	for (__u32 i = 0; i < MT_MAX_STACK_DEPTH && i < depth; i++)
+		h = mix(h, st->ips[i]);
 	if (n <= 0 || !st->ips[0]) {
 		count(MT_CNT_DROP_STACK_ERRORS, 1);
 		return MT_STACK_NONE;
@@ -616,8 +626,8 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	 * fall on the same side of a snapshot's instant). */
 	__u64 now;
 	struct mt_inflight *f;
-	bool record;
-	__u32 kind;
+	__u32 kind, cat = MT_CAT_HEAP;
+	bool record, release = false;
 
 	if (probe_only)
 		return 0;
@@ -635,30 +645,33 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	/* Sampling: frees still count, an unsampled block is not recorded. */
 	record = !sample_bytes || f->sampled;
 
+	/* Each case says whether the call released a heap block (RELEASE)
+	 * and allocated one (RECORD); both are done once, below, so that
+	 * the verifier checks each in one place, not in every case. */
 	switch (kind) {
 	case MT_CALL_DELETE:
 		/* The free inside operator delete was nested: count it here. */
-		if (arg)
-			free_heap(f, pid, arg, now);
-		return 0;
+		release = arg != 0;
+		record = false;
+		break;
 	case MT_CALL_XALLOCX:
 		/* Resized in place when the new real size covers the request. */
 		if (addr < size)
 			return 0;
-		free_heap(f, pid, arg, now);
+		release = true;
 		addr = arg;
 		break;
 	case MT_CALL_MMAP:
 		/* Only anonymous mappings are memory the program allocates. */
-		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS) || !record)
+		if (addr == ~0ULL || !(arg & MT_MAP_ANONYMOUS))
 			return 0;
-		record_alloc(ctx, f, pid, addr, size, MT_CAT_MMAP, now);
-		return 0;
+		cat = MT_CAT_MMAP;
+		break;
 	case MT_CALL_MREMAP:
-		if (addr != ~0ULL && record_free(f, pid, arg, MT_CAT_MMAP, now) &&
-		    record)
-			record_alloc(ctx, f, pid, addr, size, MT_CAT_MMAP, now);
-		return 0;
+		if (addr == ~0ULL || !record_free(f, pid, arg, MT_CAT_MMAP, now))
+			return 0;
+		cat = MT_CAT_MMAP;
+		break;
 	case MT_CALL_POSIX_MEMALIGN:
 		if ((int)PT_REGS_RC(ctx) != 0) {
 			count(MT_CNT_FAILED_ALLOCS, 1);
@@ -676,14 +689,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	case MT_CALL_REALLOCARRAY:
 		if (!addr) {
 			/* realloc(p, 0) frees p; any other NULL is a failure. */
-			if (size == 0 && arg)
-				free_heap(f, pid, arg, now);
-			else
+			if (size != 0 || !arg) {
 				count(MT_CNT_FAILED_ALLOCS, 1);
-			return 0;
+				return 0;
+			}
+			record = false;
 		}
-		if (arg)
-			free_heap(f, pid, arg, now);
+		release = arg != 0;
 		break;
 	default:
 		if (!addr) {
@@ -692,8 +704,10 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		}
 		break;
 	}
+	if (release)
+		free_heap(f, pid, arg, now);
 	if (record)
-		record_alloc(ctx, f, pid, addr, size, MT_CAT_HEAP, now);
+		record_alloc(ctx, f, pid, addr, size, cat, now);
 	return 0;
 }
 

@@ -19,7 +19,8 @@
 # per-call figures and are shown in columns of their own.
 #
 # Then: start-up (`memtrace -- /bin/true`: total, and to /bin/true's first
-# instruction) and the report time of a 10,000-stack profile (churn
+# instruction; BENCH_STARTUP_REPS runs, with memtrace's own account of its
+# phases from -v) and the report time of a 10,000-stack profile (churn
 # --stacks; CMD's exit to memtrace's exit).
 #
 # A benchmark, not a test: nothing is compared with a limit for the exit
@@ -30,7 +31,10 @@
 #
 # Knobs (environment):
 #   BENCH_REPS=3           rounds (the table shows the median)
-#   BENCH_REAL_WORKLOADS="gawk python3 sqlite3 cxx"  which workloads
+#   BENCH_REAL_WORKLOADS="gawk python3 sqlite3 cxx"  which workloads (none:
+#                          only the start-up and the report time)
+#   BENCH_STARTUP_REPS=5   start-up runs (the median is shown)
+#   MEMTRACE=./memtrace    the memtrace to measure (e.g. an older build)
 #   BENCH_REAL_STACKS=10000  distinct stacks for the report-time run (0: skip)
 #   BENCH_HEAPTRACK=1, BENCH_VALGRIND=1, BENCH_BPFTRACE=1   0 skips that row
 #   BENCH_KEEP=1           keep the run directory and print its path
@@ -39,10 +43,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 REPS=${BENCH_REPS:-3}
+STARTUP_REPS=${BENCH_STARTUP_REPS:-5}
 WORKLOADS=${BENCH_REAL_WORKLOADS:-gawk python3 sqlite3 cxx}
+[ "$WORKLOADS" = none ] && WORKLOADS=""
 STACKS=${BENCH_REAL_STACKS:-10000}
 SAMPLE_BYTES=524288
-MEMTRACE=$PWD/memtrace
+MEMTRACE=$(readlink -f "${MEMTRACE:-$PWD/memtrace}")
 # Under sudo, memtrace runs CMD as the invoking user unless --as-root: the
 # workloads run as root in every row (they write into the run directory).
 MT=("$MEMTRACE" --as-root)
@@ -55,6 +61,8 @@ die() { echo "bench_real.sh: $*" >&2; exit 1; }
 say() { echo "bench_real.sh: $*" >&2; }
 
 [[ $REPS =~ ^[0-9]+$ ]] && [ "$REPS" -ge 1 ] || die "BENCH_REPS must be a positive integer, not '$REPS'"
+[[ $STARTUP_REPS =~ ^[0-9]+$ ]] && [ "$STARTUP_REPS" -ge 1 ] ||
+	die "BENCH_STARTUP_REPS must be a positive integer, not '$STARTUP_REPS'"
 [[ $STACKS =~ ^[0-9]+$ ]] || die "BENCH_REAL_STACKS must be a non-negative integer, not '$STACKS'"
 [ "$(id -u)" -eq 0 ] ||
 	die "must run as root: memtrace loads BPF programs and attaches uprobes (try: sudo make bench)"
@@ -208,13 +216,19 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	done
 done
 
-# Start-up: memtrace -- /bin/true (stamped: when true's first instruction ran).
+# Start-up: memtrace -- /bin/true (stamped: when true's first instruction ran),
+# then as many runs with -v for memtrace's own account of its phases (-v
+# prints libbpf's debug output too, which slows it: not timed).
 TRUE_EXE=$(readlink -f /bin/true)
-for ((rep = 1; rep <= REPS; rep++)); do
+for ((rep = 1; rep <= STARTUP_REPS; rep++)); do
+	others
 	p=$T/true.$rep rc=0
 	"$PY" bench/rusage.py "$p.ru" env LD_PRELOAD="$STAMP" STAMP_OUT="$p.stamp" STAMP_EXE="$TRUE_EXE" \
 		"${MT[@]}" -o "$p.report" -- /bin/true >"$p.out" 2>"$p.err" </dev/null || rc=$?
 	echo "true startup $rep $p $rc" >>"$T/runs"
+done
+for ((rep = 1; rep <= STARTUP_REPS; rep++)); do
+	"${MT[@]}" -v -o /dev/null -- /bin/true 2>&1 </dev/null | grep '^memtrace: started in' >>"$T/phases" || true
 done
 # Report time over STACKS distinct stacks: churn's exit to memtrace's exit.
 if [ "$STACKS" -gt 0 ]; then
@@ -414,28 +428,30 @@ for w in E["BENCH_WORKLOADS"].split():
         summary[w]["trap_ns"] = fl * calls / traps
         summary[w]["trap_cpu_ns"] = fl_cpu * calls / traps if fl_cpu else None
 
-widths = [max(len(hdr[i]), *(len(l[i]) for l in lines if len(l) == len(hdr))) for i in range(len(hdr))]
+widths = [max([len(hdr[i])] + [len(l[i]) for l in lines if len(l) == len(hdr)]) for i in range(len(hdr))]
 def fmt(cols):
     if len(cols) == 1:
         return cols[0]
     if len(cols) == 2:
         return cols[0].ljust(widths[0]) + "  " + cols[1]
     return "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(cols))
-print(fmt(hdr))
-print("  ".join("-" * x for x in widths))
+if lines:
+    print(fmt(hdr))
+    print("  ".join("-" * x for x in widths))
 for l in lines:
     print(fmt(l))
 print()
-print("run s: the workload's own wall time (stamp.so: first constructor to last destructor), so the")
-print("tracer's start-up and report are not in it; total s: the whole command, tracer and all;")
-print("start s: tracer launched -> workload's first constructor; end s: workload's exit -> tracer's")
-print("exit (memtrace: its report).")
-print("added ns/call: run s minus untraced, over the allocator calls of memtrace's full-tracing report")
-print("(its events: line); /floor: over memtrace --probe-only's added ns/call.  cpu: the same on the")
-print("workload's own user+sys time (probe handling included), less disturbed by other load.")
-print("tool CPU s / maxrss: the tracer's own (wait4's rusage minus the workload's); <= when wait4's")
-print("maxrss is the workload's.  The --unwind fp row probes operator new/delete too (as before the")
-print("one-trap change) and walks frame pointers instead of CFI.")
+if lines:
+    print("run s: the workload's own wall time (stamp.so: first constructor to last destructor), so the")
+    print("tracer's start-up and report are not in it; total s: the whole command, tracer and all;")
+    print("start s: tracer launched -> workload's first constructor; end s: workload's exit -> tracer's")
+    print("exit (memtrace: its report).")
+    print("added ns/call: run s minus untraced, over the allocator calls of memtrace's full-tracing report")
+    print("(its events: line); /floor: over memtrace --probe-only's added ns/call.  cpu: the same on the")
+    print("workload's own user+sys time (probe handling included), less disturbed by other load.")
+    print("tool CPU s / maxrss: the tracer's own (wait4's rusage minus the workload's); <= when wait4's")
+    print("maxrss is the workload's.  The --unwind fp row probes operator new/delete too (as before the")
+    print("one-trap change) and walks frame pointers instead of CFI.")
 for n in notes:
     print("  " + n)
 
@@ -446,6 +462,20 @@ if st:
     print(f"start-up: memtrace -- /bin/true takes {med(r['total'] for r in st):.3f} s in all, "
           f"{med(r['start'] for r in st):.3f} s to true's first instruction, "
           f"{med(r['end'] for r in st):.3f} s from its exit to memtrace's (median of {len(st)})")
+    print("  to the first instruction, per run: " + ", ".join(f"{r['start']:.3f}" for r in st))
+phases = []
+try:
+    for l in open(os.path.join(T, "phases")):
+        m = re.match(r"memtrace: started in ([\d.]+) ms \((.*), in ms;", l)
+        if m:
+            phases.append([("started", float(m[1]))] +
+                          [(k, float(v)) for k, v in (x.rsplit(" ", 1) for x in m[2].split(", "))])
+except OSError:
+    pass
+if phases:
+    print("  memtrace -v's phases (main() to CMD released; tables beside the rest), median ms of "
+          f"{len(phases)}: " + ", ".join(f"{k} {med(p[i][1] for p in phases):.1f}"
+                                          for i, (k, _) in enumerate(phases[0])))
 rep = []
 for _, p, rc in runs.get(("stacks", "report"), []):
     c, ru, h = kv(p + ".churn", "churn:"), kv(p + ".ru"), header(p + ".report")

@@ -3,9 +3,16 @@
 #include "bpf_load.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_log.h"
@@ -13,8 +20,158 @@
 #include "memleak.skel.h"
 #include "privs.h"
 #include "sampling_tables.h"
+#include "startup_clock.h"
 #include "timeline.h"
 #include "unwinder.h"
+
+/*
+ * The object's plain maps are made on a thread of their own while this
+ * one reads the kernel's BTF, which libbpf would do one after the other
+ * (about 50 ms each on a small VM: the 1M-entry allocs map and the
+ * preallocated process maps; the BTF's 5 MB); libbpf then takes them as
+ * made (bpf_map__reuse_fd()).  Left to libbpf: its own maps (.rodata,
+ * .bss) and the kinds whose values need BTF (task storage) or that are
+ * not plain (the queue).  A map that cannot be made here is made by
+ * libbpf, which says why it failed.
+ */
+#define MAX_EARLY_MAPS 64
+
+struct early_map {
+	struct bpf_map *map;
+	char name[BPF_OBJ_NAME_LEN];
+	enum bpf_map_type type;
+	__u32 key_size, value_size, max_entries, flags;
+	int fd;
+};
+
+struct early_maps {
+	struct early_map v[MAX_EARLY_MAPS];
+	size_t n;
+	pthread_t thread;
+	bool started;
+};
+
+static bool made_early(const struct bpf_map *map)
+{
+	if (bpf_map__is_internal(map))
+		return false;
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_RINGBUF:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void *make_maps(void *arg)
+{
+	struct early_maps *e = arg;
+
+	for (size_t i = 0; i < e->n; i++) {
+		struct early_map *m = &e->v[i];
+		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = m->flags);
+
+		m->fd = bpf_map_create(m->type, m->name, m->key_size,
+				       m->value_size, m->max_entries, &opts);
+	}
+	return NULL;
+}
+
+/* Start making SKEL's plain maps (sized, not loaded) on a thread. */
+static void early_maps_start(struct memleak_bpf *skel, struct early_maps *e)
+{
+	struct bpf_map *map;
+
+	e->n = 0;
+	e->started = false;
+	bpf_object__for_each_map(map, skel->obj) {
+		struct early_map *m = &e->v[e->n];
+
+		if (!made_early(map) || e->n == MAX_EARLY_MAPS)
+			continue;
+		m->map = map;
+		snprintf(m->name, sizeof(m->name), "%s", bpf_map__name(map));
+		m->type = bpf_map__type(map);
+		m->key_size = bpf_map__key_size(map);
+		m->value_size = bpf_map__value_size(map);
+		m->max_entries = bpf_map__max_entries(map);
+		m->flags = bpf_map__map_flags(map);
+		m->fd = -1;
+		e->n++;
+	}
+	e->started = pthread_create(&e->thread, NULL, make_maps, e) == 0;
+	if (!e->started)
+		e->n = 0; /* libbpf makes them all */
+}
+
+/* Wait for the maps, and hand those made to libbpf. */
+static void early_maps_take(struct early_maps *e)
+{
+	if (e->started)
+		pthread_join(e->thread, NULL);
+	e->started = false;
+	for (size_t i = 0; i < e->n; i++) {
+		struct early_map *m = &e->v[i];
+
+		if (m->fd >= 0) {
+			/* libbpf keeps a copy; if it cannot, it makes the map */
+			bpf_map__reuse_fd(m->map, m->fd);
+			close(m->fd);
+		}
+	}
+	e->n = 0;
+}
+
+/*
+ * libbpf reads the kernel's BTF (5 MB) into a buffer and copies it into
+ * another: 11 MB of memory never touched, some 2,700 page faults, which
+ * on a VM cost as much as 50 ms; the probes' symbol tables follow.  The
+ * kernel fills a range in one go far faster (MADV_POPULATE_WRITE, Linux
+ * 5.14; before, nothing is done): until the probes are attached, blocks
+ * that large come from the heap (not mmap()), whose top is filled first
+ * and kept when freed.  Then the usual thresholds are back, and what is
+ * free is given back.
+ */
+#define HEAP_SLACK (4u << 20)
+#define MALLOC_DEFAULT_THRESHOLD (128 * 1024)
+
+static void heap_fill(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct stat st;
+	uintptr_t a, end;
+	size_t len;
+	char *p;
+
+	if (page <= 0 || stat("/sys/kernel/btf/vmlinux", &st) ||
+	    st.st_size <= 0 || st.st_size > INT_MAX / 8)
+		return;
+	/* The filled block itself comes from the heap: above the threshold
+	 * (which malloc caps at 32 MiB: then nothing is done). */
+	len = 2 * (size_t)st.st_size + HEAP_SLACK;
+	if (!mallopt(M_MMAP_THRESHOLD, (int)(len + HEAP_SLACK)) ||
+	    !mallopt(M_TRIM_THRESHOLD, 2 * (int)len))
+		return;
+	p = malloc(len);
+	if (!p)
+		return;
+	a = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	end = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
+	if (end > a)
+		madvise((void *)a, end - a, MADV_POPULATE_WRITE);
+	free(p);
+}
+
+static void heap_release(void)
+{
+	mallopt(M_MMAP_THRESHOLD, MALLOC_DEFAULT_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, MALLOC_DEFAULT_THRESHOLD);
+	malloc_trim(0);
+}
 
 /* Open and load the BPF object for links of MODE.  -errno. */
 static int load_bpf(const struct mt_options *o, bool follow_only,
@@ -22,6 +179,8 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 {
 	struct memleak_bpf *skel = memleak_bpf__open();
 	long page = sysconf(_SC_PAGESIZE);
+	uint64_t t0 = mt_startup_now();
+	struct early_maps early;
 	int err;
 
 	*out = NULL;
@@ -52,7 +211,17 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 						      MT_BPF_TRACE_UPROBE_SESSION);
 	else
 		bpf_program__set_autoload(skel->progs.uprobe_session, false);
-	err = memleak_bpf__load(skel);
+	early_maps_start(skel, &early);
+	/* The kernel's BTF, read now (the exec tracepoint's target is looked
+	 * up in it), while the maps are made; the load then finds it read. */
+	err = bpf_program__set_attach_target(skel->progs.follow_exec, 0,
+					     "sched_process_exec");
+	early_maps_take(&early);
+	mt_startup_add(MT_STARTUP_OPEN, t0);
+	t0 = mt_startup_now();
+	if (!err)
+		err = memleak_bpf__load(skel);
+	mt_startup_add(MT_STARTUP_VERIFY, t0);
 	if (err) {
 		memleak_bpf__destroy(skel);
 		return err;
@@ -80,12 +249,13 @@ static int first_link_mode(const struct mt_options *o)
 	return mode;
 }
 
-int mt_bpf_load_and_attach(const struct mt_options *o, bool follow_only,
+static int load_and_attach(const struct mt_options *o, bool follow_only,
 			   struct memleak_bpf **skel, mt_attach_fn attach,
 			   void *ctx, int *attach_err)
 {
 	int ret = -EOPNOTSUPP;
 	int mode = first_link_mode(o);
+	uint64_t t0;
 
 	*attach_err = 0;
 	for (; mode >= MT_LINK_PERF && ret == -EOPNOTSUPP; mode--) {
@@ -108,7 +278,9 @@ int mt_bpf_load_and_attach(const struct mt_options *o, bool follow_only,
 		if (ret)
 			return mt_fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
 				       strerror(-ret));
+		t0 = mt_startup_now();
 		ret = attach(*skel, (enum mt_link_mode)mode, ctx);
+		mt_startup_add(MT_STARTUP_ATTACH, t0);
 		mt_bpf_log_release(ret == 0);
 		if (ret) {
 			memleak_bpf__destroy(*skel);
@@ -120,4 +292,16 @@ int mt_bpf_load_and_attach(const struct mt_options *o, bool follow_only,
 		return mt_fail("not allowed to attach uprobes: need %s",
 			       MT_CAPS_NEEDED);
 	return 0;
+}
+
+int mt_bpf_load_and_attach(const struct mt_options *o, bool follow_only,
+			   struct memleak_bpf **skel, mt_attach_fn attach,
+			   void *ctx, int *attach_err)
+{
+	int ret;
+
+	heap_fill();
+	ret = load_and_attach(o, follow_only, skel, attach, ctx, attach_err);
+	heap_release();
+	return ret;
 }

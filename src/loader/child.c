@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "startup_clock.h"
+
 /* 0 for an executable file, else why not: -ENOENT, -EISDIR, -EACCES... */
 static int exec_file_error(const char *path)
 {
@@ -121,6 +123,7 @@ int mt_child_release(struct mt_child *c)
 	ssize_t n;
 	int e = 0;
 
+	mt_startup_end();
 	if (write(c->gate_fd, "g", 1) != 1)
 		e = errno;
 	close(c->gate_fd);

@@ -28,6 +28,7 @@
 #include "reports.h"
 #include "runas.h"
 #include "session.h"
+#include "startup_clock.h"
 #include "target.h"
 #include "timeline.h"
 #include "tracer.h"
@@ -43,6 +44,8 @@ static void say_tracing(const struct mt_tracer *tr)
 {
 	const struct mt_target *t = tr->t;
 
+	if (tr->o->verbose)
+		mt_startup_say(stderr);
 	if (tr->kind == MT_TRACER_SYSTEM)
 		fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
 			tr->sys.nprocs, tr->sys.probed, stop_hint(tr->o));
@@ -189,8 +192,10 @@ int main(int argc, char **argv)
 	struct mt_target t = { .child = { .gate_fd = -1, .err_fd = -1 } };
 	static struct mt_runas runas; /* lives as long as the process */
 	struct mt_keys keys = { 0 };
-	int sigfd, ret = mt_options_parse(argc, argv, &o);
+	int sigfd, ret;
 
+	mt_startup_begin();
+	ret = mt_options_parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	signal(SIGPIPE, SIG_IGN);

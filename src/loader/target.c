@@ -11,6 +11,7 @@
 
 #include "errmsg.h"
 #include "proc_state.h"
+#include "startup_clock.h"
 
 /* The thread-group id of PID (memtrace -p accepts a thread id too). */
 static pid_t tgid_of(pid_t pid)
@@ -94,6 +95,7 @@ int mt_target_find(const struct mt_options *o, struct mt_target *t)
 
 int mt_target_spawn(const struct mt_options *o, struct mt_target *t)
 {
+	uint64_t t0 = mt_startup_now();
 	char exe[PATH_MAX];
 	const char *base;
 	int ret = mt_child_resolve(o->cmd[0], exe, sizeof(exe));
@@ -118,5 +120,6 @@ int mt_target_spawn(const struct mt_options *o, struct mt_target *t)
 		return mt_fail("cannot start '%s': %s", exe, strerror(-ret));
 	t->is_child = true;
 	t->pid = t->child.pid;
+	mt_startup_add(MT_STARTUP_SPAWN, t0);
 	return 0;
 }

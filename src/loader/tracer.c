@@ -278,9 +278,9 @@ static int init_unwinder(struct mt_tracer *tr)
 	int ret = mt_unwinder_init(&tr->uw, tr->skel,
 				   tr->o->unwind != MT_UNWIND_FP, tr->o->verbose);
 
+	tr->uw_on = true;
 	if (ret)
 		return mt_fail("cannot map the unwind tables: %s", strerror(-ret));
-	tr->uw_on = true;
 	tr->s.on_tick = unwinder_tick;
 	tr->s.tick_ctx = tr;
 	tr->s.tick_fd = mt_unwinder_fd(&tr->uw);
@@ -309,15 +309,21 @@ static int start_system(struct mt_tracer *tr)
 static int start_target(struct mt_tracer *tr)
 {
 	struct mt_target *t = tr->t;
-	int ret = attach_to_target(tr);
+	int ret = mt_unwinder_start(&tr->uw, tr->o->unwind != MT_UNWIND_FP,
+				    tr->o->verbose);
 
+	if (ret)
+		return mt_fail("cannot start making unwind tables: %s",
+			       strerror(-ret));
+	tr->uw_on = true;
+	/* Before the command runs (or as soon as attached): every file it
+	 * maps, or will, gets its table, made while the BPF programs load. */
+	mt_unwinder_add_objects(&tr->uw, &t->objs);
+	ret = attach_to_target(tr);
 	if (!ret)
 		ret = init_unwinder(tr);
 	if (ret)
 		return ret;
-	/* Before the command runs (or as soon as attached): every file it
-	 * maps, or will, gets its table. */
-	mt_unwinder_add_objects(&tr->uw, &t->objs);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->kind == MT_TRACER_FAMILY) {
 		ret = start_family(tr);

@@ -17,6 +17,7 @@
 
 #include "forwarders.h"
 #include "memleak.skel.h"
+#include "startup_clock.h"
 #include "unwind_table.h"
 
 /* Page indices per row, generously: a table has far fewer pages. */
@@ -27,6 +28,15 @@ struct mt_unwind_job {
 	int fd;
 	struct mt_file_key key;
 	char *name;
+};
+
+/* A table made before the maps were there (mt_unwinder_start()). */
+struct mt_unwind_pending {
+	struct mt_file_key key;
+	char *name;
+	struct mt_unwind_table t;
+	uint64_t ns;              /* what making it took */
+	int err;                  /* or why it could not be made */
 };
 
 static void *builder(void *arg);
@@ -55,39 +65,69 @@ static void *map_mmap(const struct bpf_map *map, size_t *len)
 
 static int on_missing(void *ctx, void *data, size_t size);
 
-int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
-		     bool verbose)
+int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose)
 {
-	int ret = 0;
+	int ret;
 
 	memset(u, 0, sizeof(*u));
 	u->modules_fd = u->vmas_fd = -1;
 	u->on = on;
 	u->verbose = verbose;
+	u->begun = true;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
 	pthread_cond_init(&u->idle, NULL);
 	if (!on)
 		return 0;
-	u->rows = map_mmap(skel->maps.unwind_rows, &u->rows_len);
-	u->pages = map_mmap(skel->maps.unwind_pages, &u->pages_len);
+	ret = -pthread_create(&u->thread, NULL, builder, u);
+	if (ret) {
+		mt_unwinder_free(u);
+		return ret;
+	}
+	u->started = true;
+	return 0;
+}
+
+int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
+		     bool verbose)
+{
+	struct mt_unwind_row *rows;
+	uint64_t *pages;
+	size_t rows_len, pages_len;
+	int ret = 0;
+
+	if (!u->begun && (ret = mt_unwinder_start(u, on, verbose)) != 0)
+		return ret;
+	if (!u->on)
+		return 0;
+	rows = map_mmap(skel->maps.unwind_rows, &rows_len);
+	pages = map_mmap(skel->maps.unwind_pages, &pages_len);
 	u->missing = ring_buffer__new(bpf_map__fd(skel->maps.unwind_missing),
 				      on_missing, u, NULL);
-	if (!u->rows || !u->pages || !u->missing) {
+	if (!rows || !pages || !u->missing) {
 		ret = errno ? -errno : -ENOMEM;
 		goto cleanup;
 	}
-	ret = -pthread_create(&u->thread, NULL, builder, u);
-	if (ret)
-		goto cleanup;
-	u->started = true;
+	/* The builder may be at work: it sees the maps, and loads the
+	 * tables it made before, once they are all set. */
+	pthread_mutex_lock(&u->lock);
+	u->rows = rows;
+	u->pages = pages;
+	u->rows_len = rows_len;
+	u->pages_len = pages_len;
 	u->rows_cap = bpf_map__max_entries(skel->maps.unwind_rows);
 	u->pages_cap = bpf_map__max_entries(skel->maps.unwind_pages);
 	u->modules_fd = bpf_map__fd(skel->maps.unwind_modules);
 	u->vmas_fd = bpf_map__fd(skel->maps.unwind_vmas);
+	u->maps_ready = true;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
 	return 0;
 cleanup:
-	mt_unwinder_free(u);
+	if (rows)
+		munmap(rows, rows_len);
+	if (pages)
+		munmap(pages, pages_len);
 	return ret;
 }
 
@@ -150,8 +190,7 @@ static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
 	return 0;
 }
 
-/* Compile and load the table of the file open on FD, known as NAME (the
- * builder thread). */
+/* No function is probed, for mt_cxx_funcs_read(): every new and delete. */
 static bool none_probed(const char *name, bool via_plt, void *ctx)
 {
 	(void)name;
@@ -160,13 +199,36 @@ static bool none_probed(const char *name, bool via_plt, void *ctx)
 	return false;
 }
 
-static void build_file(struct mt_unwinder *u, int fd,
-		       const struct mt_file_key *key, const char *name)
+/* Load table T of the file KEY (known as NAME), made in NS (or ERR), and
+ * say so (the builder thread, once the maps are there). */
+static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
+		    const char *name, struct mt_unwind_table *t, uint64_t ns,
+		    int err)
+{
+	int ret = err ? err : load_table(u, key, t);
+
+	if (ret == -ENOSPC && !u->full++)
+		fprintf(stderr, "memtrace: unwind tables full at %u rows: stacks through %s and later files are cut short (--max-unwind-rows)\n",
+			u->rows_cap, name);
+	else if (ret && u->verbose)
+		fprintf(stderr, "memtrace: no unwind table for %s: %s\n", name,
+			strerror(-ret));
+	else if (u->verbose)
+		fprintf(stderr, "memtrace: unwind table of %s: %u rows (%u unfollowable), %zu bytes, %.1f ms\n",
+			name, t->nrows, t->nstop,
+			t->nrows * sizeof(*t->rows) +
+				(t->nrows ? t->npages + 1 : 0) * sizeof(uint32_t),
+			(double)ns / 1e6);
+	mt_unwind_table_free(t);
+}
+
+/* Compile the table of the file open on FD into T; its time into *NS. */
+static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
+		      uint64_t *ns)
 {
 	struct mt_skip_range skip[32];
 	struct mt_cxx_funcs cxx;
-	struct mt_unwind_table t;
-	uint64_t t0 = now_ns(), dt;
+	uint64_t t0 = now_ns();
 	size_t nskip = 0;
 	int ret;
 
@@ -177,24 +239,68 @@ static void build_file(struct mt_unwinder *u, int fd,
 								cxx.v[i].end };
 		mt_cxx_funcs_free(&cxx);
 	}
-	ret = mt_unwind_table_build(fd, skip, nskip, &t);
-	dt = now_ns() - t0;
-	u->build_ns += dt;
-	if (ret == 0)
-		ret = load_table(u, key, &t);
-	if (ret == -ENOSPC && !u->full++)
-		fprintf(stderr, "memtrace: unwind tables full at %u rows: stacks through %s and later files are cut short (--max-unwind-rows)\n",
-			u->rows_cap, name);
-	else if (ret && u->verbose)
-		fprintf(stderr, "memtrace: no unwind table for %s: %s\n", name,
-			strerror(-ret));
-	else if (u->verbose)
-		fprintf(stderr, "memtrace: unwind table of %s: %u rows (%u unfollowable), %zu bytes, %.1f ms\n",
-			name, t.nrows, t.nstop,
-			t.nrows * sizeof(*t.rows) +
-				(t.nrows ? t.npages + 1 : 0) * sizeof(uint32_t),
-			(double)dt / 1e6);
-	mt_unwind_table_free(&t);
+	ret = mt_unwind_table_build(fd, skip, nskip, t);
+	*ns = now_ns() - t0;
+	u->build_ns += *ns;
+	mt_startup_add(MT_STARTUP_TABLES, t0);
+	return ret;
+}
+
+/* Keep a table made before the maps are there (the lock held). */
+static void keep_pending(struct mt_unwinder *u, struct mt_unwind_job *job,
+			 struct mt_unwind_table *t, uint64_t ns, int err)
+{
+	struct mt_unwind_pending *nv = realloc(u->pending,
+					       (u->npending + 1) * sizeof(*nv));
+
+	if (!nv) {
+		mt_unwind_table_free(t);
+		free(job->name);
+		return;
+	}
+	u->pending = nv;
+	nv[u->npending++] = (struct mt_unwind_pending){ job->key, job->name,
+							*t, ns, err };
+}
+
+/* Make the table of JOB; load it if the maps are there, else keep it.
+ * Called and returns with the lock held. */
+static void do_job(struct mt_unwinder *u, struct mt_unwind_job *job)
+{
+	struct mt_unwind_table t;
+	uint64_t ns;
+	int err;
+
+	pthread_mutex_unlock(&u->lock);
+	err = build_file(u, job->fd, &t, &ns);
+	close(job->fd);
+	pthread_mutex_lock(&u->lock);
+	if (!u->maps_ready) {
+		keep_pending(u, job, &t, ns, err);
+		return;
+	}
+	pthread_mutex_unlock(&u->lock);
+	publish(u, &job->key, job->name, &t, ns, err);
+	free(job->name);
+	pthread_mutex_lock(&u->lock);
+}
+
+/* Load the tables made before the maps were there, in the order they
+ * were asked for.  Called and returns with the lock held. */
+static void do_pending(struct mt_unwinder *u)
+{
+	struct mt_unwind_pending *p = u->pending;
+	size_t n = u->npending;
+
+	u->pending = NULL;
+	u->npending = 0;
+	pthread_mutex_unlock(&u->lock);
+	for (size_t i = 0; i < n; i++) {
+		publish(u, &p[i].key, p[i].name, &p[i].t, p[i].ns, p[i].err);
+		free(p[i].name);
+	}
+	free(p);
+	pthread_mutex_lock(&u->lock);
 }
 
 static void *builder(void *arg)
@@ -205,19 +311,22 @@ static void *builder(void *arg)
 	for (;;) {
 		struct mt_unwind_job job;
 
-		while (!u->njobs && !u->stop)
+		while (!u->njobs && !u->stop &&
+		       !(u->maps_ready && u->npending))
 			pthread_cond_wait(&u->wake, &u->lock);
 		if (u->stop)
 			break;
-		job = u->jobs[0];
-		memmove(u->jobs, u->jobs + 1, --u->njobs * sizeof(*u->jobs));
 		u->busy++;
-		pthread_mutex_unlock(&u->lock);
-		build_file(u, job.fd, &job.key, job.name);
-		close(job.fd);
-		free(job.name);
-		pthread_mutex_lock(&u->lock);
-		if (!--u->busy && !u->njobs)
+		if (u->maps_ready && u->npending) {
+			do_pending(u);
+		} else {
+			job = u->jobs[0];
+			memmove(u->jobs, u->jobs + 1,
+				--u->njobs * sizeof(*u->jobs));
+			do_job(u, &job);
+		}
+		if (!--u->busy && !u->njobs &&
+		    !(u->maps_ready && u->npending))
 			pthread_cond_broadcast(&u->idle);
 	}
 	pthread_mutex_unlock(&u->lock);
@@ -254,7 +363,7 @@ void mt_unwinder_wait(struct mt_unwinder *u)
 	if (!u->started)
 		return;
 	pthread_mutex_lock(&u->lock);
-	while (u->njobs || u->busy)
+	while (u->njobs || u->busy || (u->maps_ready && u->npending))
 		pthread_cond_wait(&u->idle, &u->lock);
 	pthread_mutex_unlock(&u->lock);
 }
@@ -333,6 +442,11 @@ void mt_unwinder_free(struct mt_unwinder *u)
 		free(u->jobs[i].name);
 	}
 	free(u->jobs);
+	for (size_t i = 0; i < u->npending; i++) {
+		mt_unwind_table_free(&u->pending[i].t);
+		free(u->pending[i].name);
+	}
+	free(u->pending);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->wake);
 	pthread_cond_destroy(&u->idle);

@@ -7,7 +7,10 @@
  * known to map, and on demand for the files the BPF program met without
  * one (the unwind_missing ring buffer).  Tables are compiled by a thread of
  * their own (a large binary's takes seconds), so the session loop is never
- * held up; a caller that needs them now waits for them.
+ * held up; a caller that needs them now waits for them.  That thread can
+ * start before the BPF object is loaded (mt_unwinder_start()): the tables
+ * asked for meanwhile are made while the kernel verifies the programs,
+ * and loaded once the maps are there (mt_unwinder_init()).
  */
 #ifndef MEMTRACE_UNWINDER_H
 #define MEMTRACE_UNWINDER_H
@@ -43,8 +46,13 @@ struct mt_unwinder {
 	struct mt_unwind_job *jobs;
 	size_t njobs;
 	size_t busy;              /* jobs taken, not done */
+	/* Tables made before the maps were there, waiting for them. */
+	struct mt_unwind_pending *pending;
+	size_t npending;
+	bool maps_ready;          /* mt_unwinder_init() done */
 	bool stop;
-	bool started;
+	bool begun;               /* mt_unwinder_start() done */
+	bool started;             /* the thread runs */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;      /* a job, or stop */
@@ -58,7 +66,15 @@ struct mt_unwinder {
 /* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */
 void mt_unwinder_size(struct memleak_bpf *skel, bool on, uint32_t max_rows);
 
-/* Take the maps of SKEL (loaded).  Returns 0 or -errno. */
+/* Start making tables, before the BPF object is loaded: the tables asked
+ * for (mt_unwinder_add_objects()) are loaded by mt_unwinder_init().  ON:
+ * tables are used (else nothing is made).  Returns 0 or -errno; either
+ * way, mt_unwinder_free() releases U. */
+int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose);
+
+/* Take the maps of SKEL (loaded), after mt_unwinder_start() or without it
+ * (ON and VERBOSE are then its).  Returns 0 or -errno; either way,
+ * mt_unwinder_free() releases U. */
 int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 		     bool verbose);
 

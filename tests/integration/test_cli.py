@@ -3,6 +3,7 @@
 the default unit."""
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -167,6 +168,35 @@ def _exit_status_true():
     res = mtlib.run_memtrace(["-o", out, "--", "/bin/false"])
     check_eq(res.rc, 1, "exit status of memtrace -- /bin/false", res.stderr)
     check(os.path.exists(out), "no report written for /bin/false")
+
+
+@test("cli.verbose_startup")
+def _verbose_startup():
+    """-v says how long the start took, phase by phase.  The phases on
+    memtrace's main thread follow one another within the total, and the
+    unwind tables (made on a thread of their own, beside the rest) are done
+    before the command runs: none can exceed the total, and with tables
+    (--unwind auto) there was something to make, without (fp) nothing."""
+    for unwind, tables in (("auto", True), ("fp", False)):
+        res = mtlib.run_memtrace(["-v", "--unwind", unwind, "-o", os.devnull, "--", TRUE])
+        d = "command: %s\nexit status: %s\nstderr:\n%s" % (" ".join(res.argv), res.rc,
+                                                          mtlib.tail(res.stderr, 10))
+        check_eq(res.rc, 0, "exit status", d)
+        m = re.search(r"^memtrace: started in ([\d.]+) ms \(spawn ([\d.]+), open ([\d.]+), "
+                      r"verify ([\d.]+), attach ([\d.]+), unwind tables ([\d.]+), in ms; "
+                      r"the tables are made beside the rest\)$", res.stderr, re.M)
+        check(m is not None, "no 'started in' line", d)
+        total, spawn, opened, verify, attach, made = (float(x) for x in m.groups())
+        check(all(x > 0 for x in (spawn, opened, verify, attach)), "a phase of 0 ms", d)
+        # Rounded to 0.1 ms each: allow that much per phase.
+        check(spawn + opened + verify + attach <= total + 0.4,
+              "the main thread's phases add up to more than the total", d)
+        check(made <= total + 0.1, "the tables took longer than the whole start", d)
+        check((made > 0) == tables, "unwind tables %.1f ms with --unwind %s" % (made, unwind), d)
+        lines = res.stderr.splitlines()
+        check(lines.index(m.group(0)) < next(i for i, l in enumerate(lines)
+                                             if l.startswith("memtrace: tracing pid")),
+              "the 'started in' line after the 'tracing' line", d)
 
 
 @test("cli.output_file")

@@ -1,7 +1,7 @@
 """Stacks of code built without frame pointers (-O2 -fomit-frame-pointer),
 walked with the call frame information: nofp (a chain of calls, a qsort
-callback, a second thread, a dlopened library) and nofp_cxx (operator new
-in libstdc++).  Each chain is checked whole: every frame of the program,
+callback, the first allocation in a constructor, a second thread, a
+dlopened library) and nofp_cxx (operator new in libstdc++).  Each chain is checked whole: every frame of the program,
 with its line, in order; the frames in libc between or below them, by
 module; the walk reaching the outermost frame (_start, or clone3 for a
 thread), no stack truncated, no frame outside an executable mapping."""
@@ -82,7 +82,8 @@ def check_no_truncation(res, rep, stacks, details):
 
 
 NOFP_FUNCS = {"chain_a", "chain_b", "chain_c", "cmp_leak", "sort_leak", "thread_b", "thread_main",
-              "call_plugin", "plugin_outer", "plugin_inner", "main", "_start"}
+              "call_plugin", "plugin_outer", "plugin_inner", "cmp_early", "early_sort", "main",
+              "_start"}
 LIBC = "libc.so.6"
 PLUGIN = "libnofp_plugin.so"
 
@@ -104,6 +105,12 @@ def make_nofp_test(mode):
         check_chain(stack_of_size(stacks, 200, d), "nofp.c", NOFP_FUNCS,
                     [("cmp_leak", "CMP_LEAK"), ("sort_leak", "SORT_LEAK"),
                      ("main", "MAIN_SORT"), ("_start", None)],
+                    ["nofp", LIBC, "nofp", LIBC, "nofp"], d)
+        # The first allocation, in a constructor as soon as the program
+        # runs: through libc twice (qsort, and the constructors' caller),
+        # whose table memtrace made while loading its BPF programs.
+        check_chain(stack_of_size(stacks, 500, d), "nofp.c", NOFP_FUNCS,
+                    [("cmp_early", "CMP_EARLY"), ("early_sort", "EARLY_SORT"), ("_start", None)],
                     ["nofp", LIBC, "nofp", LIBC, "nofp"], d)
         # A second thread: down to libc's thread start (clone3), no further.
         check_chain(stack_of_size(stacks, 300, d), "nofp.c", NOFP_FUNCS,

@@ -7,6 +7,11 @@
  *   300 bytes  thread_main -> thread_b -> malloc, on a second thread
  *   400 bytes  main -> call_plugin -> plugin_outer -> plugin_inner -> malloc
  *              (libnofp_plugin.so, dlopened, then 0.5 s for its table)
+ *   500 bytes  early_sort (a constructor, run by libc before main) ->
+ *              qsort (libc) ... -> cmp_early -> malloc: the program's
+ *              first allocation, as soon as memtrace lets it run, through
+ *              libc twice (the tables of the files it maps at its start
+ *              must all be in place by then)
  * Every function that allocates or calls keeps its frame (noinline, and
  * work after the call so that no call is a tail call), and the functions
  * hold values across calls in callee-saved registers, rbp among them.
@@ -79,6 +84,27 @@ NOINLINE void sort_leak(void)
 		v[i] = (i * 7919) % 32;
 	qsort(v, 32, sizeof(v[0]), cmp_leak); /* SORT_LEAK */
 	spill += (unsigned long)v[5];
+}
+
+static int early_calls;
+
+NOINLINE int cmp_early(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (early_calls++ == 0)
+		keep[4] = malloc(500); /* CMP_EARLY */
+	return (x > y) - (x < y);
+}
+
+__attribute__((constructor)) NOINLINE void early_sort(void)
+{
+	int v[16];
+
+	for (int i = 0; i < 16; i++)
+		v[i] = (i * 7919) % 16;
+	qsort(v, 16, sizeof(v[0]), cmp_early); /* EARLY_SORT */
+	spill += (unsigned long)v[3];
 }
 
 NOINLINE void *thread_b(size_t n)
