@@ -2,15 +2,19 @@
 /*
  * symbolize.c: raw stacks -> samples of deduplicated source frames.
  *
- * Each process gets its own libdwfl session (created on first use).  The
- * frames an address expands to are cached per (pid, ip), and frames are
- * interned in a hash table so that equal frames share one index.
+ * Each process gets its own libdwfl session (created on first use, when
+ * one of its addresses is not known yet).  The frames an address expands
+ * to are cached per (pid, ip) and, for an address inside a file, per
+ * (file, address relative to its load bias), shared by every process that
+ * maps the file (file_addrs.h); frames are interned in a hash table so that
+ * equal frames share one index.
  */
 #include "symbolize.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "file_addrs.h"
 #include "frame.h"
 #include "itab.h"
 #include "proc_dwfl.h"
@@ -55,6 +59,8 @@ struct mt_symcache {
 	size_t naddrs, addrs_cap;
 	uint32_t *pool;            /* frame indices of cached addresses */
 	size_t npool, pool_cap;
+	struct mt_file_addrs files; /* (file, relative address) -> pool */
+	struct mt_symcache_stats stats;
 };
 
 struct symbolizer {
@@ -239,6 +245,7 @@ static int proc_dwfl(struct symbolizer *s, size_t i, Dwfl **dwfl)
 		e->dwfl = mt_proc_dwfl_open(&s->raw->procs[i]);
 		if (!e->dwfl)
 			return -ENOMEM;
+		s->c->stats.sessions++;
 	}
 	*dwfl = e->dwfl;
 	return 0;
@@ -349,40 +356,114 @@ static bool addr_eq(const void *ctx, uint32_t idx)
 	return k->addrs[idx].pid == k->pid && k->addrs[idx].ip == k->ip;
 }
 
-/* Resolve IP of process PROC (index into raw->procs or -1) into the cache. */
+/*
+ * The module of P whose file holds return address IP, when frames of IP
+ * can be shared with other processes mapping that file: IP lies in exactly
+ * one of P's modules, whose file is known (*KEY); *REL is IP's address
+ * relative to the module's load bias.  NULL otherwise.
+ */
+static const struct mt_module *shared_module(const struct mt_process *p,
+					     uint64_t ip,
+					     struct mt_sym_file *key,
+					     uint64_t *rel)
+{
+	const struct mt_module *m = NULL;
+	uint64_t pc = ip - 1;
+
+	if (!p || !p->mods || ip == 0)
+		return NULL;
+	for (size_t i = 0; i < p->nmods; i++) {
+		if (pc < p->mods[i].start || pc >= p->mods[i].end)
+			continue;
+		if (m)
+			return NULL;  /* overlapping modules */
+		m = &p->mods[i];
+	}
+	if (!m || mt_sym_file_of(m, key) != 0)
+		return NULL;
+	*rel = ip - m->bias;
+	return m;
+}
+
+/*
+ * True when DWFL resolved IP in module M (not another module overlapping
+ * it, nor none): its frames are then those of M's file at IP's relative
+ * address, the same in every process mapping that file.
+ */
+static bool resolved_in(Dwfl *dwfl, uint64_t ip, const struct mt_module *m)
+{
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, ip - 1) : NULL;
+
+	return mod && mt_proc_dwfl_module(mod) == m;
+}
+
+/* Add the cache entry of (PID, IP): the frames at FIRST, COUNT in the pool. */
+static int add_addr(struct mt_symcache *c, uint32_t pid, uint64_t ip,
+		    size_t first, size_t count, struct addr_entry **entry)
+{
+	int err = reserve(&c->addrs, &c->addrs_cap, c->naddrs + 1,
+			  sizeof(*c->addrs));
+
+	if (!err && c->naddrs >= UINT32_MAX - 1)
+		err = -EOVERFLOW;
+	if (!err)
+		err = mt_itab_add(&c->addr_tab, addr_hash(pid, ip),
+				  (uint32_t)c->naddrs);
+	if (err)
+		return err;
+	*entry = &c->addrs[c->naddrs++];
+	**entry = (struct addr_entry){
+		.pid = pid, .ip = ip, .first = first, .count = count,
+	};
+	return 0;
+}
+
+/*
+ * Resolve IP of process PROC (index into raw->procs or -1) into the cache:
+ * the frames another process's same address of the same file resolved to,
+ * else mt_resolve_ip's with the process's session.
+ */
 static int resolve_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 			uint64_t ip, const struct addr_entry **entry)
 {
+	struct mt_symcache *c = s->c;
 	const struct mt_process *p = proc >= 0 ? &s->raw->procs[proc] : NULL;
+	struct mt_sym_file key;
+	uint64_t rel = 0;
+	const struct mt_module *m = shared_module(p, ip, &key, &rel);
+	size_t first, count;
+	struct addr_entry *e = NULL;
 	Dwfl *dwfl = NULL;
-	int err = proc >= 0 ? proc_dwfl(s, (size_t)proc, &dwfl) : 0;
+	int err;
 
-	if (!err)
-		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
-	if (!err)
-		err = reserve(&s->c->pool, &s->c->pool_cap, s->c->npool + s->resolved.n,
-			      sizeof(*s->c->pool));
-	if (!err)
-		err = reserve(&s->c->addrs, &s->c->addrs_cap, s->c->naddrs + 1,
-			      sizeof(*s->c->addrs));
-	if (!err && s->c->naddrs >= UINT32_MAX - 1)
-		err = -EOVERFLOW;
-	if (!err)
-		err = mt_itab_add(&s->c->addr_tab, addr_hash(pid, ip),
-				  (uint32_t)s->c->naddrs);
-	if (err) {
-		mt_frame_vec_clear(&s->resolved);
-		return err;
+	if (m && mt_file_addrs_find(&c->files, &key, rel, &first, &count)) {
+		err = add_addr(c, pid, ip, first, count, &e);
+		if (!err)
+			*entry = e;
+		goto cleanup;
 	}
-	struct addr_entry *e = &s->c->addrs[s->c->naddrs++];
-
-	*e = (struct addr_entry){ .pid = pid, .ip = ip, .first = s->c->npool };
+	err = proc >= 0 ? proc_dwfl(s, (size_t)proc, &dwfl) : 0;
+	if (!err) {
+		c->stats.resolutions++;
+		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
+	}
+	if (!err)
+		err = reserve(&c->pool, &c->pool_cap, c->npool + s->resolved.n,
+			      sizeof(*c->pool));
+	if (!err)
+		err = add_addr(c, pid, ip, c->npool, 0, &e);
+	if (err)
+		goto cleanup;
 	/* Interning takes each frame's strings; the vector is then emptied. */
-	for (size_t i = 0; i < s->resolved.n && !err; i++)
-		err = intern_frame(s, &s->resolved.v[i], &s->c->pool[s->c->npool++]);
-	e->count = s->c->npool - e->first;
-	mt_frame_vec_clear(&s->resolved);
+	for (size_t i = 0; !err && i < s->resolved.n; i++)
+		err = intern_frame(s, &s->resolved.v[i], &c->pool[c->npool++]);
+	e->count = c->npool - e->first;
 	*entry = e;
+	if (!err && m && resolved_in(dwfl, ip, m))
+		err = mt_file_addrs_add(&c->files, &key, rel, e->first,
+					e->count);
+cleanup:
+	mt_frame_vec_clear(&s->resolved);
 	return err;
 }
 
@@ -510,6 +591,7 @@ void mt_symcache_free(struct mt_symcache *c)
 	mt_itab_free(&c->proc_tab);
 	mt_itab_free(&c->frame_tab);
 	mt_itab_free(&c->addr_tab);
+	mt_file_addrs_free(&c->files);
 	free(c);
 }
 
@@ -583,6 +665,12 @@ int mt_symbolize_cached(const struct mt_raw_profile *raw,
 	if (err)
 		mt_profile_free(out);
 	return err;
+}
+
+void mt_symcache_get_stats(const struct mt_symcache *c,
+			   struct mt_symcache_stats *stats)
+{
+	*stats = c->stats;
 }
 
 int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)

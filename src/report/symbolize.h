@@ -19,7 +19,7 @@ int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out);
 
 /*
  * What symbolising one profile learns (each process's libdwfl session,
- * the frames of every address) kept for the next: a trace's tenth report
+ * the frames of every address, per process and per file) kept for the next: a trace's tenth report
  * costs far less than its first.  A process whose files changed (a
  * dlopen; another process with its pid) has its session and addresses
  * made anew.
@@ -37,5 +37,18 @@ void mt_symcache_free(struct mt_symcache *c);
  */
 int mt_symbolize_cached(const struct mt_raw_profile *raw,
 			struct mt_profile *out, struct mt_symcache *cache);
+
+/*
+ * What a cache has done so far (for tests and benchmarks): the libdwfl
+ * sessions it opened and the addresses it resolved with them (an address
+ * of a file another process resolved at the same place is not counted).
+ */
+struct mt_symcache_stats {
+	size_t sessions;
+	size_t resolutions;
+};
+
+void mt_symcache_get_stats(const struct mt_symcache *c,
+			   struct mt_symcache_stats *stats);
 
 #endif /* MEMTRACE_SYMBOLIZE_H */

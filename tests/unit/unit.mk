@@ -13,7 +13,7 @@
 UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 
 # src/report modules the tests exercise (and what those depend on).
-UNIT_REPORT := units profile frame itab cu_index sym_index proc_dwfl resolve symbolize stacks blocks \
+UNIT_REPORT := units profile frame itab cu_index sym_index proc_dwfl resolve file_addrs symbolize stacks blocks \
                text text_fmt text_funcs text_procs text_sizes text_stacks outfile \
                build_id local_elf maps_text heap_text tcmalloc_read jemalloc_read go_text_read \
                flame_tree flame_svg flame_svg_script \
@@ -45,6 +45,9 @@ $(BUILD)/tests/unit/test_symbolize: $(BUILD)/unit-objs/self_profile.o \
 	$(BUILD)/unit-objs/symbolize_cxx.o
 $(BUILD)/tests/unit/test_symbolize-asan: $(BUILD)/unit-objs-asan/self_profile.o \
 	$(BUILD)/unit-objs-asan/symbolize_cxx.o
+$(BUILD)/tests/unit/test_symbolize_files: $(BUILD)/unit-objs/self_profile.o
+$(BUILD)/tests/unit/test_symbolize_files-asan: \
+	$(BUILD)/unit-objs-asan/self_profile.o
 $(BUILD)/tests/unit/test_symbolize_clang: $(BUILD)/unit-objs/self_profile.o \
 	$(BUILD)/unit-objs/symbolize_clang.o
 $(BUILD)/tests/unit/test_symbolize_clang-asan: \

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_symbolize_files.c: an address of a file is resolved once for every
+ * process mapping that file (src/report/file_addrs.c, used by
+ * symbolize.c), wherever each loads it, with the frames each process
+ * would get alone; and never for another file at the same relative
+ * address.  The "processes" are this test binary's executable, mapped at
+ * made-up places.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "self_profile.h"
+#include "frame.h"
+#include "symbolize.h"
+
+/* Where the other processes map the files: this far above this one. */
+#define SHIFT (UINT64_C(1) << 40)
+
+/* A return address in this file's code: the line after the call. */
+static uint64_t here(void)
+{
+	uint64_t ip = 0;
+
+	record_return(&ip);
+	return ip;
+}
+
+/* Module M of the executable as mapped SHIFT higher, named PATH, open FD. */
+static struct mt_module moved(const struct mt_module *m, const char *path,
+			      int fd, uint64_t shift)
+{
+	struct mt_module c = *m;
+
+	c.path = strdup(path);
+	assert_non_null(c.path);
+	c.fd = fd;
+	c.start += shift;
+	c.end += shift;
+	c.bias += shift;
+	return c;
+}
+
+/* A process PID mapping only M, with a stack of the one address IP. */
+static void add_process(struct mt_raw_profile *raw, uint32_t pid,
+			struct mt_module m, uint64_t ip)
+{
+	add_module(add_proc(raw, pid, "other"), m);
+	add_stack(raw, pid, pid, &ip, 1);
+}
+
+/* Sample SAMPLE of SHARED has the frames that RAW, alone, gets. */
+static void assert_as_alone(const struct mt_profile *shared, size_t sample,
+			    const struct mt_raw_profile *raw)
+{
+	struct mt_profile alone = { 0 };
+
+	assert_int_equal(mt_symbolize(raw, &alone), 0);
+	assert_int_equal(alone.nsamples, 1);
+	assert_int_equal(shared->samples[sample].nframes,
+			 alone.samples[0].nframes);
+	for (size_t k = 0; k < alone.samples[0].nframes; k++)
+		assert_true(mt_frame_same(frame_of(shared, sample, k),
+					  frame_of(&alone, 0, k)));
+	mt_profile_free(&alone);
+}
+
+/*
+ * Two processes mapping the executable at different biases: the second's
+ * address is resolved by the first's session, to the first's frames,
+ * which are what the second gets alone.
+ */
+static void test_same_file_other_bias(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_symcache *c = mt_symcache_new();
+	struct mt_raw_profile twin = { 0 };
+	struct mt_symcache_stats st;
+	uint64_t ip = here();
+	uint32_t pid;
+
+	assert_non_null(c);
+	pid = add_self(&fx->raw)->pid;
+	add_stack(&fx->raw, pid, 1, &ip, 1);
+	const struct mt_module exe = fx->raw.procs[0].mods[0];
+
+	add_process(&fx->raw, pid + 1, moved(&exe, exe.path, -1, SHIFT),
+		    ip + SHIFT);
+	add_process(&twin, pid + 1, moved(&exe, exe.path, -1, SHIFT),
+		    ip + SHIFT);
+	assert_int_equal(mt_symbolize_cached(&fx->raw, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.resolutions, 1);
+	assert_string_equal(frame_of(&fx->out, 0, 0)->function, "here");
+	assert_int_equal(fx->out.samples[1].nframes,
+			 fx->out.samples[0].nframes);
+	assert_int_equal(fx->out.samples[1].frames[0],
+			 fx->out.samples[0].frames[0]);
+	assert_as_alone(&fx->out, 1, &twin);
+	mt_raw_profile_free(&twin);
+	mt_symcache_free(c);
+}
+
+/* A copy of this executable in a new temporary directory: its path. */
+static char *copy_exe(char *dir)
+{
+	char *path = NULL;
+	char buf[65536];
+	ssize_t n;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&path, "%s/copy", dir) > 0);
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	assert_int_equal(close(out), 0);
+	return path;
+}
+
+/*
+ * Other files at the same relative address are resolved apart: a copy of
+ * the executable (another file, another path: its frames name the copy)
+ * and libc mapped under the executable's own path (the same path: only
+ * the file tells them apart).
+ */
+static void test_other_files_apart(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_symcache *c = mt_symcache_new();
+	struct mt_raw_profile copy = { 0 }, libc = { 0 };
+	struct mt_symcache_stats st;
+	char dir[] = "/tmp/test_symbolize_files.XXXXXX";
+	char *path = copy_exe(dir);
+	uint64_t ip = here();
+	uint32_t pid;
+
+	assert_non_null(c);
+	pid = add_self(&fx->raw)->pid;
+	add_stack(&fx->raw, pid, 1, &ip, 1);
+	const struct mt_module exe = fx->raw.procs[0].mods[0];
+	struct mt_module lc = object_of((uint64_t)(uintptr_t)&getpid);
+	int fd = open(lc.path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	/* libc's file, under the executable's path, covering IP + 2 SHIFT. */
+	lc.start = exe.start + 2 * SHIFT;
+	lc.end = exe.end + 2 * SHIFT;
+	lc.bias = exe.bias + 2 * SHIFT;
+	add_process(&fx->raw, pid + 1, moved(&exe, path, -1, SHIFT),
+		    ip + SHIFT);
+	add_process(&copy, pid + 1, moved(&exe, path, -1, SHIFT), ip + SHIFT);
+	add_process(&fx->raw, pid + 2, moved(&lc, exe.path, fd, 0),
+		    ip + 2 * SHIFT);
+	add_process(&libc, pid + 2, moved(&lc, exe.path, dup(fd), 0),
+		    ip + 2 * SHIFT);
+	free(lc.path);
+	assert_int_equal(mt_symbolize_cached(&fx->raw, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 3);
+	assert_int_equal(st.resolutions, 3);
+	assert_string_equal(frame_of(&fx->out, 1, 0)->function, "here");
+	assert_string_equal(frame_of(&fx->out, 1, 0)->module, path);
+	assert_as_alone(&fx->out, 1, &copy);
+	assert_string_not_equal(frame_of(&fx->out, 2, 0)->function, "here");
+	assert_string_equal(frame_of(&fx->out, 2, 0)->module, exe.path);
+	assert_as_alone(&fx->out, 2, &libc);
+	/* Once each file's address is known, no more resolving. */
+	mt_profile_free(&fx->out);
+	assert_int_equal(mt_symbolize_cached(&copy, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.resolutions, 3);
+	mt_raw_profile_free(&copy);
+	mt_raw_profile_free(&libc);
+	mt_symcache_free(c);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_same_file_other_bias,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_files_apart, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
