@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* file_addrs.c: frames of a file's addresses (see file_addrs.h). */
 #include "file_addrs.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -118,26 +119,6 @@ bool mt_file_addrs_find(const struct mt_file_addrs *fa,
 	return true;
 }
 
-/* Grow *ARRP (elements of SIZE bytes, capacity *CAP) to hold NEED. */
-static int reserve(void *arrp, size_t *cap, size_t need, size_t size)
-{
-	void *old, *v;
-
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-
-	while (n < need)
-		n *= 2;
-	memcpy(&old, arrp, sizeof(old));
-	v = reallocarray(old, n, size);
-	if (!v)
-		return -ENOMEM;
-	memcpy(arrp, &v, sizeof(v));
-	*cap = n;
-	return 0;
-}
-
 /* The index of file KEY, added if new. */
 static int file_index(struct mt_file_addrs *fa, const struct mt_sym_file *key,
 		      uint32_t *idx)
@@ -155,7 +136,7 @@ static int file_index(struct mt_file_addrs *fa, const struct mt_sym_file *key,
 	if (!err && fa->nfiles >= UINT32_MAX - 1)
 		err = -EOVERFLOW;
 	if (!err)
-		err = reserve(&fa->files, &fa->files_cap, fa->nfiles + 1,
+		err = mt_reserve(&fa->files, &fa->files_cap, fa->nfiles + 1,
 			      sizeof(*fa->files));
 	if (!err)
 		err = mt_itab_add(&fa->file_tab, h, (uint32_t)fa->nfiles);
@@ -179,7 +160,7 @@ int mt_file_addrs_add(struct mt_file_addrs *fa, const struct mt_sym_file *key,
 	if (!err && fa->naddrs >= UINT32_MAX - 1)
 		err = -EOVERFLOW;
 	if (!err)
-		err = reserve(&fa->addrs, &fa->addrs_cap, fa->naddrs + 1,
+		err = mt_reserve(&fa->addrs, &fa->addrs_cap, fa->naddrs + 1,
 			      sizeof(*fa->addrs));
 	if (!err)
 		err = mt_itab_add(&fa->addr_tab, addr_hash(file, rel),

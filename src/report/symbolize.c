@@ -10,6 +10,7 @@
  * equal frames share one index.
  */
 #include "symbolize.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -76,30 +77,6 @@ struct symbolizer {
 	uint32_t *stack;               /* scratch: frames of one sample */
 	size_t stack_cap;
 };
-
-/*
- * Grow the array *ARRP points to (elements of SIZE bytes, capacity *CAP) to
- * hold NEED elements.  ARRP is the address of the array pointer, accessed
- * with memcpy so that any element type works.  Returns 0 or -ENOMEM.
- */
-static int reserve(void *arrp, size_t *cap, size_t need, size_t size)
-{
-	void *old, *v;
-
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-
-	while (n < need)
-		n *= 2;
-	memcpy(&old, arrp, sizeof(old));
-	v = reallocarray(old, n, size);
-	if (!v)
-		return -ENOMEM;
-	memcpy(arrp, &v, sizeof(v));
-	*cap = n;
-	return 0;
-}
 
 /* --- processes ---------------------------------------------------------- */
 
@@ -183,7 +160,7 @@ static int proc_entry(struct mt_symcache *c, const struct mt_process *p,
 		c->procs[i].files = files;
 		return forget_addrs(c, p->pid);
 	}
-	err = reserve(&c->procs, &c->procs_cap, c->nprocs + 1,
+	err = mt_reserve(&c->procs, &c->procs_cap, c->nprocs + 1,
 		      sizeof(*c->procs));
 	if (!err)
 		err = mt_itab_add(&c->proc_tab, p->pid, (uint32_t)c->nprocs);
@@ -327,7 +304,7 @@ static int intern_frame(struct symbolizer *s, struct mt_frame *f,
 	int err = c->nframes >= UINT32_MAX - 1 ? -EOVERFLOW : 0;
 
 	if (!err)
-		err = reserve(&c->frames, &c->frames_cap, c->nframes + 1,
+		err = mt_reserve(&c->frames, &c->frames_cap, c->nframes + 1,
 			      sizeof(*c->frames));
 	if (!err)
 		err = mt_itab_add(&c->frame_tab, h, (uint32_t)c->nframes);
@@ -401,7 +378,7 @@ static bool resolved_in(Dwfl *dwfl, uint64_t ip, const struct mt_module *m)
 static int add_addr(struct mt_symcache *c, uint32_t pid, uint64_t ip,
 		    size_t first, size_t count, struct addr_entry **entry)
 {
-	int err = reserve(&c->addrs, &c->addrs_cap, c->naddrs + 1,
+	int err = mt_reserve(&c->addrs, &c->addrs_cap, c->naddrs + 1,
 			  sizeof(*c->addrs));
 
 	if (!err && c->naddrs >= UINT32_MAX - 1)
@@ -448,7 +425,7 @@ static int resolve_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
 	}
 	if (!err)
-		err = reserve(&c->pool, &c->pool_cap, c->npool + s->resolved.n,
+		err = mt_reserve(&c->pool, &c->pool_cap, c->npool + s->resolved.n,
 			      sizeof(*c->pool));
 	if (!err)
 		err = add_addr(c, pid, ip, c->npool, 0, &e);
@@ -491,7 +468,7 @@ static int push_named(struct symbolizer *s, const char *name, size_t *n)
 
 	if (!f.function)
 		return -ENOMEM;
-	err = reserve(&s->stack, &s->stack_cap, *n + 1, sizeof(*s->stack));
+	err = mt_reserve(&s->stack, &s->stack_cap, *n + 1, sizeof(*s->stack));
 	if (err) {
 		mt_frame_clear(&f);
 		return err;
@@ -517,7 +494,7 @@ static int stack_frames(struct symbolizer *s, const struct mt_raw_stack *rs,
 
 		err = lookup_addr(s, proc, rs->pid, rs->ips[i], &e);
 		if (!err)
-			err = reserve(&s->stack, &s->stack_cap, *n + e->count,
+			err = mt_reserve(&s->stack, &s->stack_cap, *n + e->count,
 				      sizeof(*s->stack));
 		if (!err && e->count) {
 			memcpy(&s->stack[*n], &s->c->pool[e->first],
@@ -535,7 +512,7 @@ static int add_sample(struct symbolizer *s, const struct mt_raw_stack *rs)
 	int err = stack_frames(s, rs, &n);
 
 	if (!err)
-		err = reserve(&out->samples, &s->samples_cap, out->nsamples + 1,
+		err = mt_reserve(&out->samples, &s->samples_cap, out->nsamples + 1,
 			      sizeof(*out->samples));
 	if (err)
 		return err;
