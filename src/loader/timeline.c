@@ -282,6 +282,21 @@ int mt_timeline_finish(struct mt_timeline *tl)
 	return tl->error ? -1 : 0;
 }
 
+void mt_timeline_names(struct mt_timeline *tl, const struct mt_process *procs,
+		       size_t n)
+{
+	for (size_t i = 0; i < tl->data.n; i++) {
+		struct mt_tl_series *s = &tl->data.series[i];
+		const char *comm;
+
+		if (strcmp(s->comm, "?") != 0)
+			continue;
+		comm = mt_procs_comm(procs, n, s->pid);
+		if (comm[0])
+			snprintf(s->comm, sizeof(s->comm), "%s", comm);
+	}
+}
+
 void mt_timeline_summary(const struct mt_timeline *tl, struct mt_summary *sum)
 {
 	if (!tl->totals) {

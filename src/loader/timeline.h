@@ -95,6 +95,14 @@ int mt_timeline_sample(struct mt_timeline *tl, double t);
  */
 int mt_timeline_finish(struct mt_timeline *tl);
 
+/*
+ * Name the series of processes that were gone before their first sample
+ * could read their name ("?"), from PROCS (the tracer's: it keeps exited
+ * processes' names).
+ */
+void mt_timeline_names(struct mt_timeline *tl, const struct mt_process *procs,
+		       size_t n);
+
 /* The report's timeline facts into SUM (not recorded when off). */
 void mt_timeline_summary(const struct mt_timeline *tl, struct mt_summary *sum);
 

@@ -557,6 +557,7 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 	raw->sum.stop_ns = live ? (uint64_t)(now * 1e9) : tr->s.stop_ns;
 	raw->sum.mmap_traced = tr->o->mmap;
 	raw->sum.sample_bytes = tr->o->sample_bytes;
+	mt_timeline_names(&tr->tl, raw->procs, raw->nprocs);
 	mt_timeline_summary(&tr->tl, &raw->sum);
 	return 0;
 }

@@ -382,3 +382,18 @@ def _outsider_untouched():
             own = [a + b for a, b in zip(own, v)]
     check_eq(own, want, "followed waiter (pid %d): allocated/freed bytes and objects" % child,
              details)
+
+
+@test("follow.peak_names")
+def _peak_names():
+    """The timeline's "Peak in use by process" names every process, also
+    those gone before the timeline's first sample could read their name
+    (a child that runs a few milliseconds)."""
+    leaks, served = mtlib.prog_path("leaks"), mtlib.prog_path("served")
+    res = mtlib.run_memtrace(["--", "sh", "-c", "%s >/dev/null; %s </dev/null >/dev/null; %s >/dev/null"
+                              % (leaks, served, leaks)])
+    check_eq(res.rc, 0, "memtrace's exit status", mtlib.tail(res.stderr))
+    m = re.search(r"^Peak in use by process.*\n((?:  .*\n)+)", res.stdout, re.M)
+    check(m, "no 'Peak in use by process' section", res.stdout[:3000])
+    names = sorted(re.search(r"pid \d+ \((.*?)\)", l).group(1) for l in m.group(1).splitlines())
+    check_eq(names, ["leaks", "leaks", "served", "sh"], "the processes' names", m.group(0))
