@@ -43,9 +43,11 @@ struct mt_http {
 	pthread_cond_t cond;           /* CLOCK_MONOTONIC */
 	unsigned signal_wanted;        /* SIGUSR1s not yet served */
 	bool stopping;
-	/* The reports' SIGUSR1 handler, called first. */
+	/* The reports' SIGUSR1 handler, called first; the tracer whose
+	 * handler is ours meanwhile. */
 	void (*prev_report)(void *ctx);
 	void *prev_ctx;
+	struct mt_tracer *hooked;
 };
 
 /* A request's query (?seconds= &debug= &pid= &comm= &metric=). */

@@ -373,6 +373,7 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 	h->prev_ctx = tr->s.report_ctx;
 	tr->s.on_report = on_sigusr1;
 	tr->s.report_ctx = h;
+	h->hooked = tr;
 	fprintf(stderr, "memtrace: serving %s/ (go tool pprof %s/debug/pprof/heap)\n",
 		h->url, h->url);
 	*out = h;
@@ -386,6 +387,10 @@ void mt_http_stop(struct mt_http *h)
 {
 	if (!h)
 		return;
+	if (h->hooked) { /* SIGUSR1 is the reports' alone again */
+		h->hooked->s.on_report = h->prev_report;
+		h->hooked->s.report_ctx = h->prev_ctx;
+	}
 	/* Requests waiting for the loop fail at once; those at work end. */
 	mt_http_bridge_close(&h->bridge);
 	mt_http_snapper_stop(h);
