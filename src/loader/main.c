@@ -81,6 +81,9 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	mt_tracer_run(&tr);
 	mt_http_stop(http); /* before the maps are read for the last time */
 	mt_tracer_stop(&tr);
+	if (tr.unfollowed)
+		fprintf(stderr, "memtrace: %u processes CMD started were not traced: the table of followed processes was full\n",
+			tr.unfollowed);
 	if (tr.s.stop == MT_STOP_EXIT && t && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
 	ropts = mt_reports_opts(o, t && t->is_child && tr.s.exited);

@@ -257,8 +257,15 @@ static void family_new_child(void *arg, pid_t pid)
 	struct mt_tracer *tr = arg;
 	uint32_t parent;
 
-	if (mt_follow_parent(tr->skel, (uint32_t)pid, &parent) &&
-	    mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent))
+	if (!mt_follow_parent(tr->skel, (uint32_t)pid, &parent)) {
+		/* A descendant (it stopped for us) the BPF program did not
+		 * take: its table of followed processes is full. */
+		if (!tr->unfollowed++)
+			fprintf(stderr, "memtrace: warning: the table of followed processes is full (%d): pid %d and later children are not traced (counted at the end)\n",
+				MT_MAX_PROCS, (int)pid);
+		return;
+	}
+	if (mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent))
 		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced\n",
 			(int)pid, parent);
 }

@@ -56,6 +56,7 @@ struct mt_tracer {
 	struct mt_libs_cache libs;   /* the files of the executables exec'd */
 	char cxx[1024];              /* where new/delete were probed */
 	bool stopped;                /* recording stopped, probes detached */
+	unsigned unfollowed;         /* children not traced: table full */
 };
 
 /*
