@@ -23,7 +23,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer
 CPPFLAGS += -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" \
             -Ibpf -Isrc -Isrc/loader -Isrc/report -I$(BUILD) -I$(BUILD)/proto
-LDLIBS   += -lbpf -ldw -lelf -lz -lcap -lprotobuf-c -lcapstone -lmicrohttpd -lpthread -lstdc++ -lm
+LDLIBS   += -lbpf -ldw -lelf -lz -lcap -lprotobuf-c -lmicrohttpd -lpthread -lstdc++ -lm
 
 LOADER_SRCS := $(sort $(wildcard src/loader/*.c))
 REPORT_SRCS := $(sort $(wildcard src/report/*.c))

@@ -122,8 +122,15 @@ struct {
 	__type(value, struct mt_inflight);
 } inflight SEC(".maps");
 
+/*
+ * The per-process hash maps (comms, followed, execs, proc_slots,
+ * unwind_vmas) are not preallocated: a few entries are used in most runs,
+ * and making 32,768 of each cost some 4 ms of start-up per map.  An
+ * update still fails once max_entries are in (E2BIG), as before.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MT_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct mt_comm);
@@ -721,6 +728,7 @@ const volatile bool follow_only = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MT_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct mt_follow);
@@ -792,6 +800,7 @@ int BPF_KPROBE(uprobe_session)
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MT_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct mt_exec);

@@ -46,6 +46,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MT_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, __u32);

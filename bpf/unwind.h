@@ -57,6 +57,7 @@ struct {
  * it can be found. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, struct mt_file_key);
 	__type(value, struct mt_unwind_module);

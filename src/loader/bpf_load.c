@@ -190,6 +190,12 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	skel->rodata->probe_only = o->probe_only;
 	skel->rodata->self_tgid = (__u32)getpid();
 	skel->rodata->follow_only = follow_only;
+	/* Not following: "followed" stays empty, follow_fork is never
+	 * attached (mt_follow_attach): neither is made in full. */
+	if (!follow_only) {
+		bpf_map__set_max_entries(skel->maps.followed, 1);
+		bpf_program__set_autoload(skel->progs.follow_fork, false);
+	}
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);

@@ -12,11 +12,12 @@
  */
 #include "forwarders.h"
 
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "capstone_lazy.h"
 
 /* Helpers of operator new and delete that allocate nothing themselves. */
 static const char *const harmless[] = {
@@ -188,7 +189,8 @@ static int read_relocs(Elf *elf, struct names *ns)
 }
 
 /* The PLT entries of .plt, .plt.sec and .plt.got, named by their target. */
-static int read_plt(Elf *elf, csh cs, struct names *ns)
+static int read_plt(Elf *elf, const struct mt_capstone *cap, csh cs,
+		    struct names *ns)
 {
 	struct names relocs = { 0 };
 	size_t shstrndx;
@@ -214,7 +216,7 @@ static int read_plt(Elf *elf, csh cs, struct names *ns)
 		if (!d || !d->d_buf)
 			continue;
 		ent = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
-		n = cs_disasm(cs, d->d_buf, d->d_size, sh.sh_addr, 0, &insn);
+		n = cap->disasm(cs, d->d_buf, d->d_size, sh.sh_addr, 0, &insn);
 		for (size_t i = 0; i < n && ret == 0; i++) {
 			const cs_x86 *x = &insn[i].detail->x86;
 			uint64_t slot, entry;
@@ -231,7 +233,7 @@ static int read_plt(Elf *elf, csh cs, struct names *ns)
 			if (bound)
 				ret = add_name(ns, entry, bound->name, true);
 		}
-		cs_free(insn, n);
+		cap->free(insn, n);
 	}
 	free_names(&relocs);
 	return ret;
@@ -270,8 +272,8 @@ static bool file_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
  * *CXX_CALLS count calls to probed functions and to other operators (whose
  * names go to CXX, at most NCXX); false when it names anything else.
  */
-static bool callees(Elf *elf, csh cs, const struct names *ns, uint64_t vaddr,
-		    uint64_t size, bool (*probed)(const char *, bool, void *),
+static bool callees(Elf *elf, const struct mt_capstone *cap, csh cs,
+		    const struct names *ns, uint64_t vaddr, uint64_t size, bool (*probed)(const char *, bool, void *),
 		    void *ctx, int *probed_calls, const char **cxx, size_t ncxx,
 		    size_t *ncalled)
 {
@@ -288,7 +290,7 @@ static bool callees(Elf *elf, csh cs, const struct names *ns, uint64_t vaddr,
 	code = elf_getdata_rawchunk(elf, (int64_t)off, size, ELF_T_BYTE);
 	if (!code || !code->d_buf)
 		return false;
-	n = cs_disasm(cs, code->d_buf, code->d_size, vaddr, 0, &insn);
+	n = cap->disasm(cs, code->d_buf, code->d_size, vaddr, 0, &insn);
 	if (!n)
 		return false;
 	for (size_t i = 0; i < n && ok; i++) {
@@ -297,8 +299,8 @@ static bool callees(Elf *elf, csh cs, const struct names *ns, uint64_t vaddr,
 		const char *name;
 		uint64_t to;
 
-		if (!cs_insn_group(cs, &insn[i], CS_GRP_CALL) &&
-		    !cs_insn_group(cs, &insn[i], CS_GRP_JUMP))
+		if (!cap->insn_group(cs, &insn[i], CS_GRP_CALL) &&
+		    !cap->insn_group(cs, &insn[i], CS_GRP_JUMP))
 			continue;
 		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
 			continue; /* indirect: the new handler */
@@ -316,7 +318,7 @@ static bool callees(Elf *elf, csh cs, const struct names *ns, uint64_t vaddr,
 		else if (!is_harmless(name))
 			ok = false;
 	}
-	cs_free(insn, n);
+	cap->free(insn, n);
 	return ok;
 }
 
@@ -344,6 +346,7 @@ int mt_cxx_funcs_read(int fd,
 	struct names ns = { 0 };
 	struct pending *pend = NULL;
 	Elf *elf;
+	const struct mt_capstone *cap = NULL;
 	csh cs = 0;
 	int ret = 0;
 	bool changed = true, any = false;
@@ -355,12 +358,6 @@ int mt_cxx_funcs_read(int fd,
 		ret = -ENOEXEC;
 		goto cleanup;
 	}
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		cs = 0;
-		ret = -ENOMEM;
-		goto cleanup;
-	}
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 	ret = read_funcs(elf, &ns);
 	if (ret)
 		goto cleanup;
@@ -368,7 +365,18 @@ int mt_cxx_funcs_read(int fd,
 		any = mt_is_cxx_alloc_name(ns.v[i].name);
 	if (!any)
 		goto cleanup; /* most files: no operator new or delete */
-	ret = read_plt(elf, cs, &ns);
+	cap = mt_capstone_get();
+	if (!cap) {
+		ret = -ENOENT;
+		goto cleanup;
+	}
+	if (cap->open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		cs = 0;
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	cap->option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	ret = read_plt(elf, cap, cs, &ns);
 	if (ret)
 		goto cleanup;
 	sort_names(&ns);
@@ -402,7 +410,7 @@ int mt_cxx_funcs_read(int fd,
 			goto cleanup;
 		}
 		memset(&pend[out->n], 0, sizeof(*pend));
-		pend[out->n].named_ok = callees(elf, cs, &ns, ns.v[i].addr, size,
+		pend[out->n].named_ok = callees(elf, cap, cs, &ns, ns.v[i].addr, size,
 						probed, ctx,
 						&pend[out->n].probed_calls,
 						pend[out->n].calls, 8,
@@ -435,7 +443,7 @@ cleanup:
 	free_names(&ns);
 	free(pend);
 	if (cs)
-		cs_close(&cs);
+		cap->close(&cs);
 	if (elf)
 		elf_end(elf);
 	if (ret)
