@@ -213,7 +213,7 @@ static int harvest(struct mt_system *sys, struct memleak_bpf *skel)
 static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
 		     uint32_t pid)
 {
-	__u8 v;
+	struct mt_follow v; /* the map's whole value: the kernel writes it */
 
 	return !sys->family ||
 	       bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &v) == 0;
