@@ -199,6 +199,26 @@ def _verbose_startup():
               "the 'started in' line after the 'tracing' line", d)
 
 
+@test("cli.capstone_lazy")
+def _capstone_lazy():
+    """libcapstone (the disassembler that reads operator new/delete) is
+    opened only for a file that defines them: memtrace tracing a C
+    program never maps it.  (That it is opened when needed,
+    unwind.cxx_one_trap shows: libstdc++'s forwarding new is found with
+    it.)"""
+    mt = mtlib.Bg([mtlib.MEMTRACE, "-o", os.devnull, "--", mtlib.prog_path("waiter")])
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "memtrace did not start tracing waiter", mt.details())
+        with open("/proc/%d/maps" % mt.pid) as f:
+            maps = f.read()
+        check("libcapstone" not in maps, "libcapstone is mapped while tracing a C program",
+              "\n".join(l for l in maps.splitlines() if ".so" in l))
+        check("libc.so" in maps, "memtrace's maps read wrong: no libc", maps[:2000])
+    finally:
+        mtlib.kill_quietly(mt)
+
+
 @test("cli.output_file")
 def _output_file():
     res, rep = mtlib.trace("leaks", "inuse_space")
