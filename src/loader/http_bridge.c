@@ -3,7 +3,6 @@
 #include "http_bridge.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,13 +56,6 @@ static void raw_put_locked(struct mt_http_raw *raw)
 	free(raw);
 }
 
-void mt_http_raw_put(struct mt_http_bridge *b, struct mt_http_raw *raw)
-{
-	pthread_mutex_lock(&b->lock);
-	raw_put_locked(raw);
-	pthread_mutex_unlock(&b->lock);
-}
-
 static void result_free_locked(struct mt_http_result *res)
 {
 	raw_put_locked(res->raw);
@@ -114,7 +106,6 @@ static int copy_proc(struct mt_http_bridge *b, const struct mt_process *p,
 {
 	const struct mt_http_procs *last = b->procs;
 	uint64_t sig = proc_sig(p);
-	struct mt_process *one;
 	struct mt_http_proc *c;
 	int ret;
 
@@ -131,13 +122,11 @@ static int copy_proc(struct mt_http_bridge *b, const struct mt_process *p,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	ret = mt_procs_copy(p, 1, &one);
+	ret = mt_process_copy(&c->p, p);
 	if (ret) {
 		free(c);
 		return ret;
 	}
-	c->p = one[0];
-	free(one); /* the array; its process is C's now */
 	c->sig = sig;
 	c->refs = 1;
 	*out = c;
@@ -207,7 +196,6 @@ static int read_profile(struct mt_http_bridge *b, struct mt_http_raw **out)
 		free(r);
 		return ret;
 	}
-	r->t = r->raw.sum.duration_s;
 	*out = r;
 	return 0;
 }
@@ -266,7 +254,6 @@ static void run_jobs(struct mt_http_bridge *b, struct mt_http_job *jobs)
 
 				raw_err = read_profile(b, &raw);
 				raw_read = true;
-				b->reads++;
 				/* The loop reads maps at most a quarter of the
 				 * time, whatever the requests. */
 				t1 = mt_loop_now();
@@ -319,7 +306,6 @@ static void serve(struct mt_http_bridge *b)
 {
 	bool reads_ok = mt_loop_now() >= b->next_read_ok;
 	struct mt_http_job *jobs = NULL, **tail = &jobs, **p;
-	double t0 = mt_loop_now();
 
 	pthread_mutex_lock(&b->lock);
 	for (p = &b->queue; *p;) {
@@ -340,7 +326,6 @@ static void serve(struct mt_http_bridge *b)
 		return;
 	run_jobs(b, jobs);
 	finish_jobs(b, jobs);
-	b->reads_s += mt_loop_now() - t0;
 }
 
 static void on_jobs(void *ctx, int fd, short revents)
@@ -359,20 +344,25 @@ static void on_timer(void *ctx, double now)
 	serve(ctx);
 }
 
-int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr)
+void mt_http_cond_init(pthread_cond_t *c)
 {
 	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr)
+{
 	int ret;
 
 	memset(b, 0, sizeof(*b));
 	b->tr = tr;
 	b->efd = -1;
 	pthread_mutex_init(&b->lock, NULL);
-	/* Deadlines on CLOCK_MONOTONIC: a clock change moves none. */
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&b->cond, &attr);
-	pthread_condattr_destroy(&attr);
+	mt_http_cond_init(&b->cond);
 	b->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (b->efd < 0)
 		return -errno;
@@ -412,20 +402,6 @@ void mt_http_bridge_free(struct mt_http_bridge *b)
 
 /* ---- the requests' threads ---- */
 
-static struct timespec deadline_after(double s)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec += (long)((s - floor(s)) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 /* Take J out of the queue, if it is still there. */
 static bool unqueue(struct mt_http_bridge *b, struct mt_http_job *j)
 {
@@ -441,7 +417,7 @@ static bool unqueue(struct mt_http_bridge *b, struct mt_http_job *j)
 int mt_http_bridge_call(struct mt_http_bridge *b, enum mt_http_job_kind kind,
 			double timeout_s, struct mt_http_result *res)
 {
-	struct timespec until = deadline_after(timeout_s);
+	struct timespec until = mt_loop_timespec(mt_loop_now() + timeout_s);
 	struct mt_http_job *j = calloc(1, sizeof(*j));
 	uint64_t one = 1;
 	int ret = 0;

@@ -55,7 +55,6 @@ struct mt_http_raw {
 	int refs;                  /* under the bridge's lock */
 	struct mt_raw_profile raw; /* its procs: those of PROCS */
 	struct mt_http_procs *procs;
-	double t;                  /* trace time it was read at, seconds */
 };
 
 enum mt_http_job_kind {
@@ -66,7 +65,7 @@ enum mt_http_job_kind {
 
 /* What a job gives its request. */
 struct mt_http_result {
-	struct mt_http_raw *raw;   /* PROFILE: a reference (mt_http_raw_put) */
+	struct mt_http_raw *raw;   /* PROFILE: a reference */
 	char *text;                /* METRICS, TIMELINE: malloc()ed */
 	size_t len;
 };
@@ -83,9 +82,11 @@ struct mt_http_bridge {
 	struct mt_tracer *tr;      /* the loop thread's */
 	struct mt_http_procs *procs; /* the loop's latest copy */
 	double next_read_ok;       /* CLOCK_MONOTONIC: no read before */
-	double reads_s;            /* time the loop spent on jobs (for -v) */
-	unsigned reads;            /* map reads done for profile jobs */
 };
+
+/* A condition variable whose deadlines are CLOCK_MONOTONIC's
+ * (mt_loop_timespec): a change of the wall clock moves none. */
+void mt_http_cond_init(pthread_cond_t *c);
 
 /* Set B up and register its eventfd in TR's loop.  0 or -errno. */
 int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr);
@@ -101,9 +102,6 @@ int mt_http_bridge_call(struct mt_http_bridge *b, enum mt_http_job_kind kind,
 
 /* Release what RES holds. */
 void mt_http_result_free(struct mt_http_bridge *b, struct mt_http_result *res);
-
-/* Drop a reference to RAW (from any thread). */
-void mt_http_raw_put(struct mt_http_bridge *b, struct mt_http_raw *raw);
 
 /*
  * The loop thread, tracing over: fail the jobs waiting and every later

@@ -40,6 +40,7 @@ static void view_free(struct mt_raw_profile *view)
 static int raw_view(const struct mt_http *h, const struct mt_http_query *q,
 		    const struct mt_raw_profile *raw, struct mt_raw_profile *view)
 {
+	bool by_comm = q->comm[0] || h->o->comm;
 	size_t n = 0;
 
 	*view = *raw;
@@ -58,8 +59,12 @@ static int raw_view(const struct mt_http *h, const struct mt_http_query *q,
 	n = 0;
 	for (size_t i = 0; i < raw->nstacks; i++) {
 		uint32_t pid = raw->stacks[i].pid;
+		/* A name is looked up only when one is asked for. */
+		const char *comm = by_comm ? mt_procs_comm(raw->procs,
+							   raw->nprocs, pid)
+					   : "";
 
-		if (wanted(h, q, pid, mt_procs_comm(raw->procs, raw->nprocs, pid)))
+		if (wanted(h, q, pid, comm))
 			view->stacks[n++] = raw->stacks[i];
 	}
 	view->nstacks = n;
@@ -153,16 +158,9 @@ int mt_http_take_snapshot(struct mt_http *h, const char *why, unsigned *seq)
 	return ret;
 }
 
-static struct timespec at(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
-
-	return ts;
-}
-
 bool mt_http_sleep(struct mt_http *h, double s)
 {
-	struct timespec until = at(mt_loop_now() + s);
+	struct timespec until = mt_loop_timespec(mt_loop_now() + s);
 	bool stopping;
 
 	pthread_mutex_lock(&h->lock);
@@ -194,7 +192,7 @@ static void *snapper(void *arg)
 			why = "interval";
 			next = mt_loop_now() + every;
 		} else {
-			struct timespec until = at(next);
+			struct timespec until = mt_loop_timespec(next);
 
 			if (isinf(next))
 				pthread_cond_wait(&h->cond, &h->lock);
@@ -215,14 +213,10 @@ static void *snapper(void *arg)
 
 int mt_http_snapper_start(struct mt_http *h)
 {
-	pthread_condattr_t attr;
 	int err;
 
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&h->cond, &attr);
-	pthread_condattr_destroy(&attr);
+	mt_http_cond_init(&h->cond);
 	err = pthread_create(&h->snapper, NULL, snapper, h);
 	if (err)
 		return -err;

@@ -15,6 +15,13 @@ double mt_loop_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+struct timespec mt_loop_timespec(double t)
+{
+	struct timespec ts = { (time_t)t, (long)((t - floor(t)) * 1e9) };
+
+	return ts;
+}
+
 int mt_loop_add_fd(struct mt_loop *l, int fd, mt_loop_fd_fn fn, void *ctx)
 {
 	if (fd < 0)

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #define MT_LOOP_MAX_FDS 8
 #define MT_LOOP_MAX_TIMERS 8
@@ -42,6 +43,10 @@ struct mt_loop {
 
 /* CLOCK_MONOTONIC in seconds. */
 double mt_loop_now(void);
+
+/* That clock's second T as a timespec (a deadline for a condition
+ * variable on CLOCK_MONOTONIC, e.g. mt_loop_now() + 2). */
+struct timespec mt_loop_timespec(double t);
 
 /* Watch FD (ignored when negative).  0, or -ENOSPC when full. */
 int mt_loop_add_fd(struct mt_loop *l, int fd, mt_loop_fd_fn fn, void *ctx);

@@ -27,8 +27,6 @@ void mt_process_free_mods(struct mt_process *p)
 	p->nmods = 0;
 }
 
-static void processes_free(struct mt_process *procs, size_t nprocs);
-
 /* A copy of module M into C: its path, and a descriptor of its own. */
 static int module_copy(struct mt_module *c, const struct mt_module *m)
 {
@@ -45,36 +43,25 @@ static int module_copy(struct mt_module *c, const struct mt_module *m)
 	return 0;
 }
 
-int mt_procs_copy(const struct mt_process *procs, size_t n,
-		  struct mt_process **out)
+int mt_process_copy(struct mt_process *c, const struct mt_process *p)
 {
-	struct mt_process *c = calloc(n ? n : 1, sizeof(*c));
-	int ret = c ? 0 : -ENOMEM;
+	int ret = 0;
 
-	for (size_t i = 0; !ret && i < n; i++) {
-		c[i].pid = procs[i].pid;
-		memcpy(c[i].comm, procs[i].comm, sizeof(c[i].comm));
-		if (!procs[i].nmods)
-			continue;
-		c[i].mods = calloc(procs[i].nmods, sizeof(*c[i].mods));
-		if (!c[i].mods) {
-			ret = -ENOMEM;
-			break;
-		}
-		for (size_t j = 0; j < procs[i].nmods; j++) {
-			c[i].mods[j].fd = -1;
-			c[i].nmods = j + 1;
-			ret = module_copy(&c[i].mods[j], &procs[i].mods[j]);
-			if (ret)
-				break;
-		}
+	memset(c, 0, sizeof(*c));
+	c->pid = p->pid;
+	memcpy(c->comm, p->comm, sizeof(c->comm));
+	if (!p->nmods)
+		return 0;
+	c->mods = calloc(p->nmods, sizeof(*c->mods));
+	if (!c->mods)
+		return -ENOMEM;
+	for (size_t j = 0; !ret && j < p->nmods; j++) {
+		c->nmods = j + 1;
+		ret = module_copy(&c->mods[j], &p->mods[j]);
 	}
-	if (ret) {
-		processes_free(c, n);
-		return ret;
-	}
-	*out = c;
-	return 0;
+	if (ret)
+		mt_process_free_mods(c);
+	return ret;
 }
 
 static void processes_free(struct mt_process *procs, size_t nprocs)

@@ -189,11 +189,10 @@ bool mt_pid_key_eq(const void *key, uint32_t idx);
  * of a block's, with its address as ID), for an index (itab.h). */
 uint64_t mt_raw_key_hash(uint32_t pid, uint32_t category, uint64_t id);
 
-/* A copy of the N processes at PROCS into *OUT (freed as a raw profile's
- * procs are): names, modules, a descriptor of its own for each.  Returns
- * 0, -ENOMEM or -errno (descriptors). */
-int mt_procs_copy(const struct mt_process *procs, size_t n,
-		  struct mt_process **out);
+/* A copy of process P into C (its modules freed with
+ * mt_process_free_mods): name, modules, a descriptor of its own for each.
+ * Returns 0, -ENOMEM or -errno (descriptors); C then holds nothing. */
+int mt_process_copy(struct mt_process *c, const struct mt_process *p);
 
 /* Free P's modules (closing their descriptors); P keeps none. */
 void mt_process_free_mods(struct mt_process *p);
