@@ -14,11 +14,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "decimal.h"
 #include "diff.h"
 #include "flame_svg.h"
 #include "http_profile.h"
@@ -249,26 +251,14 @@ static enum MHD_Result snapshot_file(struct mt_http *h,
 {
 	unsigned seq = snapshot_number(name);
 	struct mt_ring_entry e;
-	struct MHD_Response *r;
-	enum MHD_Result res;
-	char disp[64];
+	char file[64];
 
 	if (!seq || mt_ring_get(&h->ring, seq, &e))
 		return mt_http_text(c, MHD_HTTP_NOT_FOUND,
 				    "no such snapshot (the last %d are kept)\n",
 				    MT_RING_SNAPSHOTS);
-	r = MHD_create_response_from_buffer(e.len, e.pb, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(e.pb);
-		return MHD_NO;
-	}
-	snprintf(disp, sizeof(disp), "attachment; filename=\"snapshot-%u.pb.gz\"", seq);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	res = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return res;
+	snprintf(file, sizeof(file), "snapshot-%u.pb.gz", seq);
+	return mt_http_send_file(c, (char *)e.pb, e.len, file);
 }
 
 /* Snapshot SEQ read back into P, named as its file is. */
@@ -295,20 +285,15 @@ static enum MHD_Result diff(struct mt_http *h, struct MHD_Connection *c)
 	const char *bs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "b");
 	struct mt_profile a = { 0 }, b = { 0 };
 	struct mt_render_opts ropts = mt_reports_opts(h->o, false);
-	char an[64], bn[64], err[256], *data = NULL, *end;
+	char an[64], bn[64], err[256], *data = NULL;
 	unsigned long sa, sb;
 	size_t len;
 	int ret;
 
-	if (!as || !bs || *as < '1' || *as > '9' || *bs < '1' || *bs > '9')
+	if (mt_parse_decimal(as, UINT_MAX, &sa) || !sa ||
+	    mt_parse_decimal(bs, UINT_MAX, &sb) || !sb)
 		return mt_http_text(c, MHD_HTTP_BAD_REQUEST,
 				    "diff: expected ?a=N&b=M, two snapshot numbers\n");
-	sa = strtoul(as, &end, 10);
-	if (*end || sa > 0xffffffffUL)
-		return mt_http_text(c, MHD_HTTP_BAD_REQUEST, "diff: bad a\n");
-	sb = strtoul(bs, &end, 10);
-	if (*end || sb > 0xffffffffUL)
-		return mt_http_text(c, MHD_HTTP_BAD_REQUEST, "diff: bad b\n");
 	ret = read_snapshot(h, (unsigned)sa, &a, an, sizeof(an), err, sizeof(err));
 	if (!ret)
 		ret = read_snapshot(h, (unsigned)sb, &b, bn, sizeof(bn), err,

@@ -15,6 +15,7 @@
 #include "http_profile.h"
 #include "http_request.h"
 #include "pprof_write.h"
+#include "reports.h"
 
 static enum MHD_Result send_profile(struct mt_http *h,
 				    struct MHD_Connection *c, bool allocs)
@@ -32,10 +33,9 @@ static enum MHD_Result send_profile(struct mt_http *h,
 	if (ret)
 		return mt_http_fail(c, ret);
 	if (q.debug) {
-		struct mt_text_opts o = { .metric = q.metric,
-					  .top_n = h->o->top_n,
-					  .unit = h->o->unit };
+		struct mt_text_opts o = mt_reports_opts(h->o, false).text;
 
+		o.metric = q.metric;
 		ret = mt_http_text_report(&prof, &o, &data, &len);
 	} else {
 		struct mt_pprof_write_options o = { .allocs_default = allocs };
@@ -48,25 +48,7 @@ static enum MHD_Result send_profile(struct mt_http *h,
 	if (q.debug)
 		return mt_http_send(c, MHD_HTTP_OK, "text/plain; charset=utf-8",
 				    data, len);
-	{
-		struct MHD_Response *r = MHD_create_response_from_buffer(
-			len, data, MHD_RESPMEM_MUST_FREE);
-		enum MHD_Result res;
-
-		if (!r) {
-			free(data);
-			return MHD_NO;
-		}
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-					"application/octet-stream");
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
-					allocs ? "attachment; filename=\"allocs\""
-					       : "attachment; filename=\"heap\"");
-		MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-		res = MHD_queue_response(c, MHD_HTTP_OK, r);
-		MHD_destroy_response(r);
-		return res;
-	}
+	return mt_http_send_file(c, data, len, allocs ? "allocs" : "heap");
 }
 
 static const char index_html[] =

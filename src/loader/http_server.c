@@ -11,12 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "errmsg.h"
 #include "http_metrics.h"
 #include "http_profile.h"
 #include "symbolize.h"
 #include "text.h"
 #include "tracer.h"
+#include "units.h"
 
 /* Connections at once, in all and from one peer; idle seconds before one
  * is closed; memory for a request's headers (a longer URL is a 414). */
@@ -28,12 +30,16 @@
 
 /* ---- responses ---- */
 
-enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
-			     const char *type, char *data, size_t len)
+/* DATA as the response, with TYPE and, when FILENAME is given, as an
+ * attachment of that name. */
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
+			       const char *type, char *data, size_t len,
+			       const char *filename)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
+	char disp[128];
 
 	if (!r) {
 		free(data);
@@ -42,9 +48,28 @@ enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (filename) {
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"",
+			 filename);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+					disp);
+	}
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
+			     const char *type, char *data, size_t len)
+{
+	return respond(c, status, type, data, len, NULL);
+}
+
+enum MHD_Result mt_http_send_file(struct MHD_Connection *c, char *data,
+				  size_t len, const char *filename)
+{
+	return respond(c, MHD_HTTP_OK, "application/octet-stream", data, len,
+		       filename);
 }
 
 enum MHD_Result mt_http_text(struct MHD_Connection *c, unsigned status,
@@ -105,17 +130,6 @@ int mt_http_text_report(const struct mt_profile *p,
 
 /* ---- the query ---- */
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	return errno || *end || *v > max ? -1 : 0;
-}
-
 int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 			struct mt_http_query *q, char *err, size_t errlen)
 {
@@ -129,7 +143,7 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 	memset(q, 0, sizeof(*q));
 	q->metric = metric;
 	if (seconds && *seconds) {
-		if (parse_uint(seconds, MT_HTTP_MAX_SECONDS, &v) || v == 0) {
+		if (mt_parse_decimal(seconds, MT_HTTP_MAX_SECONDS, &v) || v == 0) {
 			snprintf(err, errlen, "seconds: expected a whole number from 1 to %d",
 				 MT_HTTP_MAX_SECONDS);
 			return -1;
@@ -137,14 +151,14 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 		q->seconds = (unsigned)v;
 	}
 	if (debug && *debug) {
-		if (parse_uint(debug, 2, &v)) {
+		if (mt_parse_decimal(debug, 2, &v)) {
 			snprintf(err, errlen, "debug: expected 0, 1 or 2");
 			return -1;
 		}
 		q->debug = (int)v;
 	}
 	if (pid && *pid) {
-		if (parse_uint(pid, 0x7fffffff, &v) || v == 0) {
+		if (mt_parse_decimal(pid, 0x7fffffff, &v) || v == 0) {
 			snprintf(err, errlen, "pid: expected a process id");
 			return -1;
 		}
@@ -157,17 +171,9 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 		}
 		snprintf(q->comm, sizeof(q->comm), "%s", comm);
 	}
-	if (m && *m) {
-		int i;
-
-		for (i = 0; i < MT_NVALUES; i++)
-			if (strcmp(m, mt_value_name((enum mt_value)i)) == 0)
-				break;
-		if (i == MT_NVALUES) {
-			snprintf(err, errlen, "metric: expected inuse_space, inuse_objects, alloc_space or alloc_objects");
-			return -1;
-		}
-		q->metric = (enum mt_value)i;
+	if (m && *m && mt_value_parse(m, &q->metric)) {
+		snprintf(err, errlen, "metric: expected inuse_space, inuse_objects, alloc_space or alloc_objects");
+		return -1;
 	}
 	return 0;
 }

@@ -10,22 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
+
 static int fail(char *err, size_t len, const char *what, const char *s)
 {
 	snprintf(err, len, "%s: '%s'", what, s);
 	return -1;
 }
 
-static int parse_port(const char *s, unsigned *port)
+/* A port, 0 to 65535, or a prefix length up to MAX. */
+static int parse_port(const char *s, unsigned max, unsigned *port)
 {
-	char *end;
 	unsigned long v;
 
-	if (!*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > 65535)
+	if (mt_parse_decimal(s, max, &v))
 		return -1;
 	*port = (unsigned)v;
 	return 0;
@@ -79,7 +77,7 @@ int mt_listen_addr(const char *s, struct sockaddr_storage *ss,
 		memcpy(host, h, n);
 	}
 	host[n] = '\0';
-	if (parse_port(port_s, &port))
+	if (parse_port(port_s, 65535, &port))
 		return fail(err, errlen,
 			    "expected [ADDR:]PORT with PORT 0 to 65535, e.g. 127.0.0.1:6060",
 			    s);
@@ -115,7 +113,7 @@ static int parse_one(const char *s, size_t len, struct mt_cidr *c)
 	if (slash) {
 		unsigned bits;
 
-		if (parse_port(slash + 1, &bits) || bits > max)
+		if (parse_port(slash + 1, max, &bits))
 			return -1;
 		c->bits = bits;
 	}

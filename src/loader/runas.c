@@ -11,18 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "decimal.h"
+
 /* A decimal id from the environment variable NAME: 0, 1 (unset) or -1. */
 static int env_id(const char *name, unsigned *out)
 {
 	const char *s = getenv(name);
 	unsigned long v;
-	char *end;
 
 	if (!s || !*s)
 		return 1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || s[0] < '0' || s[0] > '9' || v >= UINT_MAX) {
+	if (mt_parse_decimal(s, UINT_MAX - 1, &v)) {
 		fprintf(stderr, "memtrace: %s='%s' is not a user or group id\n",
 			name, s);
 		return -1;

@@ -4,7 +4,7 @@
 # (src/loader/snapshot_ring.c).  Included at the end of tests/unit/unit.mk,
 # whose rule for every tests/unit/test_*.c builds test_http.
 
-HTTP_UNIT_MODS := net_addr http_metrics snapshot_ring
+HTTP_UNIT_MODS := net_addr decimal http_metrics snapshot_ring
 
 $(BUILD)/tests/unit/test_http: $(HTTP_UNIT_MODS:%=$(BUILD)/unit-objs/loader/%.o)
 $(BUILD)/tests/unit/test_http-asan: $(HTTP_UNIT_MODS:%=$(BUILD)/unit-objs-asan/loader/%.o)
