@@ -282,6 +282,23 @@ static void release(struct mt_outfile *f)
 	f->tmp = NULL;
 }
 
+int mt_outfile_write(struct mt_outfile *f, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(f->fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int mt_outfile_commit(struct mt_outfile *f)
 {
 	int ret = 0;

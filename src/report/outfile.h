@@ -65,6 +65,10 @@ int mt_outfile_open(struct mt_outfile *f, const char *path);
  */
 int mt_outfile_open_now(struct mt_outfile *f, const char *path);
 
+/* Write N bytes at P to F's descriptor, all of them (an interrupted write
+ * goes on).  0, or a negative error (-EIO for a write of nothing). */
+int mt_outfile_write(struct mt_outfile *f, const void *p, size_t n);
+
 /*
  * Close F's descriptor (unless already -1) and put the file in place.
  * 0 or a negative error; F is released either way (on error, as by abort).

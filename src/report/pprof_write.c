@@ -1017,18 +1017,7 @@ static int write_file(const char *path, const uint8_t *data, size_t len)
 
 	if (err)
 		return err;
-	while (!err && len > 0) {
-		ssize_t n = write(f.fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			err = n < 0 ? -errno : -EIO;
-		else {
-			data += n;
-			len -= (size_t)n;
-		}
-	}
+	err = mt_outfile_write(&f, data, len);
 	if (err) {
 		mt_outfile_abort(&f);
 		return err;

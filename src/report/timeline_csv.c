@@ -16,21 +16,6 @@
 /* Room for one row: the numbers, and a name of 15 bytes quoted. */
 #define ROW_MAX 320
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Open c->of on PATH and start it with the header row. */
 static int start(struct mt_tl_csv *c, const char *path)
 {
@@ -42,7 +27,7 @@ static int start(struct mt_tl_csv *c, const char *path)
 	/* A device or FIFO is written in place, never rolled over. */
 	c->rolls = fstat(c->of.fd, &st) == 0 && S_ISREG(st.st_mode);
 	c->size = 0;
-	ret = write_all(c->of.fd, HEADER, strlen(HEADER));
+	ret = mt_outfile_write(&c->of, HEADER, strlen(HEADER));
 	if (!ret)
 		c->size = strlen(HEADER);
 	return ret;
@@ -103,7 +88,7 @@ int mt_tl_csv_flush(struct mt_tl_csv *c)
 	    c->size + c->len > c->max_size)
 		ret = roll(c);
 	if (!ret)
-		ret = write_all(c->of.fd, c->buf, c->len);
+		ret = mt_outfile_write(&c->of, c->buf, c->len);
 	if (!ret)
 		c->size += c->len;
 	c->len = 0;
