@@ -406,14 +406,19 @@ def round_ratios(on_row, off_row):
             ratios.append(float(a["cpu_ns_per_op"]) / float(b["cpu_ns_per_op"]))
     return ratios
 
-def interval_cost():
-    """-i 1 against full tracing without reports, in the same rounds."""
-    ratios = round_ratios("full_i1", "full")
+def cost_line(on_row, off_row, what, extra=""):
+    """WHAT added to OFF_ROW by ON_ROW, from the per-round ratios of cpu
+    ns/op (less disturbed by other load than the wall time); None when no
+    round has both."""
+    ratios = round_ratios(on_row, off_row)
     if not ratios:
         return None
-    return (f"-i 1 (a report every second) added to full tracing: "
-            f"{100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
-            + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios) + ")")
+    return (f"{what}: {100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
+            + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios) + ")" + extra)
+
+def interval_cost():
+    """-i 1 against full tracing without reports, in the same rounds."""
+    return cost_line("full_i1", "full", "-i 1 (a report every second) added to full tracing")
 
 def scrapes(p):
     """[(status, ms, bytes)] of a scrape file."""
@@ -429,15 +434,11 @@ def scrapes(p):
 
 def http_cost():
     """--http scraped once a second against full tracing, same rounds."""
-    ratios = round_ratios("full_http", "full")
-    if not ratios:
-        return None
     n = [len(scrapes(p + ".scrape")) for _, p, rc in runs.get("full_http", []) if rc == 0]
     ms = [s[1] for _, p, rc in runs.get("full_http", []) if rc == 0 for s in scrapes(p + ".scrape")]
-    return (f"--http with a scrape of /debug/pprof/heap a second, added to full tracing: "
-            f"{100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
-            + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios)
-            + f"); {sum(n)} scrapes, median {med(ms) or 0:.1f} ms each")
+    return cost_line("full_http", "full",
+                     "--http with a scrape of /debug/pprof/heap a second, added to full tracing",
+                     f"; {sum(n)} scrapes, median {med(ms) or 0:.1f} ms each")
 
 def scrape_latency():
     """/debug/pprof/heap at SNAP_BLOCKS live blocks."""
@@ -470,20 +471,9 @@ def snapshot_times():
 
 def timeline_cost():
     """Full tracing with the timeline (the default) against without, in
-    the same rounds: the median of the per-round ratios of cpu ns/op
-    (less disturbed by other load than the wall time)."""
-    on = {rep: p for rep, p, rc in runs.get("full", []) if rc == 0}
-    off = {rep: p for rep, p, rc in runs.get("full_notl", []) if rc == 0}
-    ratios = []
-    for rep in sorted(set(on) & set(off)):
-        a, b = kv(on[rep] + ".churn"), kv(off[rep] + ".churn")
-        if a and b and float(b.get("cpu_ns_per_op", 0)) > 0:
-            ratios.append(float(a["cpu_ns_per_op"]) / float(b["cpu_ns_per_op"]))
-    if not ratios:
-        return None
-    return (f"timeline (--timeline-interval 0.1, the default) added to full tracing: "
-            f"{100 * (med(ratios) - 1):+.1f}% cpu ns/op (median of {len(ratios)} rounds: "
-            + ", ".join(f"{100 * (r - 1):+.1f}%" for r in ratios) + ")")
+    the same rounds."""
+    return cost_line("full", "full_notl",
+                     "timeline (--timeline-interval 0.1, the default) added to full tracing")
 
 # ---- header ----
 def sh(cmd):
