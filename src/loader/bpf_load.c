@@ -23,6 +23,7 @@
 #include "startup_clock.h"
 #include "timeline.h"
 #include "unwinder.h"
+#include "loop.h"
 
 /*
  * The object's plain maps are made on a thread of their own while this
@@ -179,7 +180,7 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 {
 	struct memleak_bpf *skel = memleak_bpf__open();
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t t0 = mt_startup_now();
+	uint64_t t0 = mt_loop_now_ns();
 	struct early_maps early;
 	int err;
 
@@ -224,7 +225,7 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 					     "sched_process_exec");
 	early_maps_take(&early);
 	mt_startup_add(MT_STARTUP_OPEN, t0);
-	t0 = mt_startup_now();
+	t0 = mt_loop_now_ns();
 	if (!err)
 		err = memleak_bpf__load(skel);
 	mt_startup_add(MT_STARTUP_VERIFY, t0);
@@ -284,7 +285,7 @@ static int load_and_attach(const struct mt_options *o, bool follow_only,
 		if (ret)
 			return mt_fail("cannot load the BPF program: %s (needs a kernel with BPF, BTF and uprobes; -v shows details)",
 				       strerror(-ret));
-		t0 = mt_startup_now();
+		t0 = mt_loop_now_ns();
 		ret = attach(*skel, (enum mt_link_mode)mode, ctx);
 		mt_startup_add(MT_STARTUP_ATTACH, t0);
 		mt_bpf_log_release(ret == 0);

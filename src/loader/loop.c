@@ -15,6 +15,14 @@ double mt_loop_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+uint64_t mt_loop_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 struct timespec mt_loop_timespec(double t)
 {
 	struct timespec ts = { (time_t)t, (long)((t - floor(t)) * 1e9) };

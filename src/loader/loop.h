@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #define MT_LOOP_MAX_FDS 8
@@ -41,8 +42,9 @@ struct mt_loop {
 	int error;           /* errno of a failed poll(), which stops the loop */
 };
 
-/* CLOCK_MONOTONIC in seconds. */
+/* CLOCK_MONOTONIC in seconds; and in ns (bpf_ktime_get_ns's clock). */
 double mt_loop_now(void);
+uint64_t mt_loop_now_ns(void);
 
 /* That clock's second T as a timespec (a deadline for a condition
  * variable on CLOCK_MONOTONIC, e.g. mt_loop_now() + 2). */

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -13,14 +12,7 @@
 #include "collect.h"
 #include "itab.h"
 #include "memleak.skel.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "loop.h"
 
 static int keep_record(void *ctx, void *data, size_t size)
 {
@@ -332,7 +324,7 @@ int mt_snapshot_take(struct mt_snapshot *s, struct memleak_bpf *skel,
 	 * change after T0 is in the journal. */
 	s->state ^= MT_JOURNAL_IDX;
 	set_state(s, skel, s->state | MT_JOURNAL_ON);
-	s->t0_ns = now_ns();
+	s->t0_ns = mt_loop_now_ns();
 	live.t0_ns = s->t0_ns;
 	ret = mt_collect_live(skel, raw, &live);
 	set_state(s, skel, s->state); /* off (same index: no wait) */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* startup_clock.c: the start-up's phases timed, for -v (startup_clock.h). */
 #include "startup_clock.h"
+#include "loop.h"
 
-#include <time.h>
 
 static uint64_t begin_ns, end_ns;
 /* Written by the thread that ran the phase, read once it is over. */
@@ -16,34 +16,26 @@ static const char *const phase_names[MT_STARTUP_NPHASES] = {
 	[MT_STARTUP_TABLES] = "unwind tables",
 };
 
-uint64_t mt_startup_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void mt_startup_begin(void)
 {
-	begin_ns = mt_startup_now();
+	begin_ns = mt_loop_now_ns();
 }
 
 void mt_startup_add(enum mt_startup_phase phase, uint64_t since)
 {
-	__atomic_add_fetch(&phase_ns[phase], mt_startup_now() - since,
+	__atomic_add_fetch(&phase_ns[phase], mt_loop_now_ns() - since,
 			   __ATOMIC_RELAXED);
 }
 
 void mt_startup_end(void)
 {
 	if (!end_ns)
-		end_ns = mt_startup_now();
+		end_ns = mt_loop_now_ns();
 }
 
 void mt_startup_say(FILE *f)
 {
-	uint64_t end = end_ns ? end_ns : mt_startup_now();
+	uint64_t end = end_ns ? end_ns : mt_loop_now_ns();
 	const char *sep = "";
 
 	fprintf(f, "memtrace: started in %.1f ms (", (double)(end - begin_ns) / 1e6);

@@ -22,13 +22,10 @@ enum mt_startup_phase {
 	MT_STARTUP_NPHASES
 };
 
-/* Now, in ns of CLOCK_MONOTONIC. */
-uint64_t mt_startup_now(void);
-
 /* The start: main() calls it first. */
 void mt_startup_begin(void);
 
-/* PHASE took from SINCE (an mt_startup_now()) to now; added up. */
+/* PHASE took from SINCE (an mt_loop_now_ns()) to now; added up. */
 void mt_startup_add(enum mt_startup_phase phase, uint64_t since);
 
 /* Tracing has begun (the command released): the total ends here. */

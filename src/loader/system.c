@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -21,16 +20,9 @@
 #include "memleak.skel.h"
 #include "modules.h"
 #include "proc_state.h"
+#include "loop.h"
 
 #define SCAN_INTERVAL_NS 1000000000ULL
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static bool name_starts(const struct mt_object *o, const char *prefix)
 {
@@ -226,7 +218,7 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 	struct dirent *e;
 	int ret = 0;
 
-	sys->last_scan_ns = now_ns();
+	sys->last_scan_ns = mt_loop_now_ns();
 	if (!d)
 		return -errno;
 	for (size_t i = 0; i < sys->nprocs; i++)
@@ -312,7 +304,7 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 {
 	if (sys->new_pids)
 		ring_buffer__consume(sys->new_pids);
-	if (now_ns() - sys->last_scan_ns >= SCAN_INTERVAL_NS)
+	if (mt_loop_now_ns() - sys->last_scan_ns >= SCAN_INTERVAL_NS)
 		mt_system_scan(sys, skel, probes);
 }
 

@@ -12,6 +12,7 @@
 #include "errmsg.h"
 #include "proc_state.h"
 #include "startup_clock.h"
+#include "loop.h"
 
 /* The thread-group id of PID (memtrace -p accepts a thread id too). */
 static pid_t tgid_of(pid_t pid)
@@ -95,7 +96,7 @@ int mt_target_find(const struct mt_options *o, struct mt_target *t)
 
 int mt_target_spawn(const struct mt_options *o, struct mt_target *t)
 {
-	uint64_t t0 = mt_startup_now();
+	uint64_t t0 = mt_loop_now_ns();
 	char exe[PATH_MAX];
 	const char *base;
 	int ret = mt_child_resolve(o->cmd[0], exe, sizeof(exe));

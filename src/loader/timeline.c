@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -17,14 +16,7 @@
 #include "memleak.skel.h"
 #include "proc_state.h"
 #include "timeline_svg.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "loop.h"
 
 int mt_timeline_check(const struct mt_options *o)
 {
@@ -92,7 +84,7 @@ int mt_timeline_init(struct mt_timeline *tl, struct memleak_bpf *skel,
 		tl->csv_open = true;
 	}
 	tl->on = true;
-	tl->t0 = now_s();
+	tl->t0 = mt_loop_now();
 	tl->next = tl->t0 + tl->interval;
 	return 0;
 cleanup:
@@ -258,7 +250,7 @@ int mt_timeline_finish(struct mt_timeline *tl)
 	if (!tl->totals)
 		return tl->error ? -1 : 0;
 	/* Recording has stopped: these are the totals the report has. */
-	if (tl->on && sample(tl, now_s() - tl->t0, false)) {
+	if (tl->on && sample(tl, mt_loop_now() - tl->t0, false)) {
 		fprintf(stderr, "memtrace: out of memory for the timeline\n");
 		tl->error = -ENOMEM;
 	}

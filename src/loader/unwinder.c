@@ -19,6 +19,7 @@
 #include "memleak.skel.h"
 #include "startup_clock.h"
 #include "unwind_table.h"
+#include "loop.h"
 
 /* Page indices per row, generously: a table has far fewer pages. */
 #define PAGES_PER_ROWS 4
@@ -153,14 +154,6 @@ static int remember(struct mt_unwinder *u, uint64_t dev, uint64_t ino)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Copy T into the maps and publish it under KEY.  -ENOSPC when full. */
 static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
 		      const struct mt_unwind_table *t)
@@ -228,7 +221,7 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 {
 	struct mt_skip_range skip[32];
 	struct mt_cxx_funcs cxx;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mt_loop_now_ns();
 	size_t nskip = 0;
 	int ret;
 
@@ -240,7 +233,7 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 		mt_cxx_funcs_free(&cxx);
 	}
 	ret = mt_unwind_table_build(fd, skip, nskip, t);
-	*ns = now_ns() - t0;
+	*ns = mt_loop_now_ns() - t0;
 	u->build_ns += *ns;
 	mt_startup_add(MT_STARTUP_TABLES, t0);
 	return ret;
