@@ -37,10 +37,9 @@ static void check_ld_cache(struct mt_libs_cache *c)
 
 static bool same_exe(const struct mt_libs_entry *e, const struct stat *st)
 {
-	return e->dev == st->st_dev && e->ino == st->st_ino &&
-	       e->size == st->st_size &&
-	       e->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+	struct mt_file_id id = mt_file_id_of(st);
+
+	return mt_file_id_eq(&e->id, &id);
 }
 
 /* Are E's libraries the files they were? */
@@ -87,10 +86,7 @@ static void remember(struct mt_libs_cache *c, const struct stat *st,
 		return;
 	c->v = nv;
 	memset(&e, 0, sizeof(e));
-	e.dev = st->st_dev;
-	e.ino = st->st_ino;
-	e.size = st->st_size;
-	e.mtime = st->st_mtim;
+	e.id = mt_file_id_of(st);
 	e.files.has_exe = true;
 	for (size_t i = 0; i < objs->n; i++) {
 		if (mt_objects_add(&e.files, &objs->v[i])) {
@@ -112,7 +108,8 @@ int mt_libs_of_exe(struct mt_libs_cache *c, const char *exe,
 	known = stat(exe, &st) == 0;
 	if (known) {
 		for (size_t i = 0; i < c->n; i++) {
-			if (c->v[i].dev != st.st_dev || c->v[i].ino != st.st_ino)
+			if (c->v[i].id.dev != (uint64_t)st.st_dev ||
+			    c->v[i].id.ino != (uint64_t)st.st_ino)
 				continue;
 			if (same_exe(&c->v[i], &st) && libs_unchanged(&c->v[i]))
 				return copy_entry(&c->v[i], exe, objs);

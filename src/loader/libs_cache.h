@@ -16,13 +16,11 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "file_id.h"
 #include "objects.h"
 
 struct mt_libs_entry {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct mt_file_id id;     /* the executable's */
 	struct mt_objects files;  /* the executable first */
 };
 

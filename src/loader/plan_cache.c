@@ -17,10 +17,7 @@ int mt_plan_key_of(struct mt_plan_key *key, const char *path, dev_t dev,
 		return -errno;
 	if (st.st_dev != dev || st.st_ino != ino)
 		return -ESTALE; /* another file under that name now */
-	key->dev = dev;
-	key->ino = ino;
-	key->size = st.st_size;
-	key->mtime = st.st_mtim;
+	key->id = mt_file_id_of(&st);
 	key->alloc_family = alloc_family;
 	key->leaf = leaf;
 	key->mmap = mmap;
@@ -29,9 +26,7 @@ int mt_plan_key_of(struct mt_plan_key *key, const char *path, dev_t dev,
 
 static bool same_key(const struct mt_plan_key *a, const struct mt_plan_key *b)
 {
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime.tv_sec == b->mtime.tv_sec &&
-	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	return mt_file_id_eq(&a->id, &b->id) &&
 	       a->alloc_family == b->alloc_family && a->leaf == b->leaf &&
 	       a->mmap == b->mmap;
 }

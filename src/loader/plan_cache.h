@@ -14,14 +14,12 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "file_id.h"
 #include "plan.h"
 
 /* A file, and what is planned in it. */
 struct mt_plan_key {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct mt_file_id id;
 	bool alloc_family;  /* its malloc family too */
 	bool leaf;          /* malloc and calloc marked MT_COOKIE_LEAF */
 	bool mmap;          /* its mmap too (--mmap, a libc) */

@@ -30,11 +30,7 @@ int mt_sym_file_of(const struct mt_module *m, struct mt_sym_file *key)
 	if (m->fd >= 0 ? fstat(m->fd, &st) != 0 : stat(m->path, &st) != 0)
 		return -1;
 	*key = (struct mt_sym_file){
-		.dev = (uint64_t)st.st_dev,
-		.ino = (uint64_t)st.st_ino,
-		.size = (uint64_t)st.st_size,
-		.mtime_sec = (int64_t)st.st_mtim.tv_sec,
-		.mtime_nsec = (int64_t)st.st_mtim.tv_nsec,
+		.id = mt_file_id_of(&st),
 		.path = m->path,
 		.build_id = m->build_id,
 	};
@@ -43,12 +39,8 @@ int mt_sym_file_of(const struct mt_module *m, struct mt_sym_file *key)
 
 static uint64_t key_hash(const struct mt_sym_file *k)
 {
-	uint64_t h = mt_hash_u64(MT_HASH_SEED, k->dev);
+	uint64_t h = mt_file_id_hash(MT_HASH_SEED, &k->id);
 
-	h = mt_hash_u64(h, k->ino);
-	h = mt_hash_u64(h, k->size);
-	h = mt_hash_u64(h, (uint64_t)k->mtime_sec);
-	h = mt_hash_u64(h, (uint64_t)k->mtime_nsec);
 	h = mt_hash_str(h, k->path);
 	return mt_hash_str(h, k->build_id);
 }
@@ -68,9 +60,7 @@ static bool file_eq(const void *ctx, uint32_t idx)
 	const struct file_ctx *c = ctx;
 	const struct mt_sym_file *a = &c->files[idx].key, *b = c->key;
 
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_sec == b->mtime_sec &&
-	       a->mtime_nsec == b->mtime_nsec && str_eq(a->path, b->path) &&
+	return mt_file_id_eq(&a->id, &b->id) && str_eq(a->path, b->path) &&
 	       str_eq(a->build_id, b->build_id);
 }
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "file_id.h"
 #include "itab.h"
 #include "profile.h"
 
@@ -21,8 +22,7 @@
  * (frames name it) and its build id.
  */
 struct mt_sym_file {
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
+	struct mt_file_id id;
 	const char *path;
 	const char *build_id;
 };

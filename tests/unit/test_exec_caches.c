@@ -108,7 +108,7 @@ static void test_plan_rewritten_in_place(void **state)
 	assert_int_equal(write(fd, "second version", 14), 14);
 	assert_int_equal(close(fd), 0);
 	key_for(&key, path, false);
-	assert_int_equal(key.ino, e.key.ino);
+	assert_int_equal(key.id.ino, e.key.id.ino);
 	assert_null(mt_plan_cache_find(&c, &key));
 	mt_plan_cache_free(&c);
 	remove_temp(path);
@@ -203,10 +203,10 @@ static void test_libs_changed_exe(void **state)
 	assert_int_equal(write(fd, "", 1), 1);
 	assert_int_equal(close(fd), 0);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_not_equal(c.v[0].size, st.st_size);
+	assert_int_not_equal(c.v[0].id.size, st.st_size);
 	assert_int_equal(mt_libs_of_exe(&c, path, &objs), 0);
 	assert_int_equal(c.n, 1); /* listed again, in place of the old */
-	assert_int_equal(c.v[0].size, st.st_size);
+	assert_int_equal(c.v[0].id.size, st.st_size);
 	mt_objects_free(&objs);
 	mt_libs_cache_free(&c);
 	remove_temp(path);
