@@ -90,6 +90,21 @@ static __always_inline bool journaling(void)
 /* Uprobe sessions (kernels from 6.13): is this the return half? */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
+/*
+ * bpf_session_is_return() as 0 or 1 for the verifier: it knows nothing
+ * of the kfunc's bool, and a session program must return 0 or 1 (6.18
+ * refuses "return is_return ? 0 : 1" compiled to an XOR of the whole
+ * register: the load failed and memtrace fell back to two probes per
+ * call).
+ */
+static __always_inline int session_is_return(void)
+{
+	int r = bpf_session_is_return();
+
+	asm volatile("" : "+r"(r)); /* the mask below is kept */
+	return r & 1;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -780,11 +795,11 @@ int BPF_KPROBE(uprobe_session)
 	int ret;
 
 	if (trace_state == MT_TRACE_STOPPED)
-		return bpf_session_is_return() ? 0 : SKIP_RETURN;
-	if (!bpf_session_is_return() && not_followed())
+		return session_is_return() ^ SKIP_RETURN;
+	if (!session_is_return() && not_followed())
 		return SKIP_RETURN;
 	a = activity_begin();
-	ret = bpf_session_is_return() ? on_return(ctx) : on_entry(ctx, true);
+	ret = session_is_return() ? on_return(ctx) : on_entry(ctx, true);
 	activity_end(a);
 	return ret;
 }

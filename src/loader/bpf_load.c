@@ -256,6 +256,12 @@ static int first_link_mode(const struct mt_options *o)
 	return mode;
 }
 
+static const char *const link_mode_names[] = {
+	[MT_LINK_PERF] = "perf-event uprobes",
+	[MT_LINK_MULTI] = "uprobe_multi links",
+	[MT_LINK_SESSION] = "uprobe sessions",
+};
+
 static int load_and_attach(const struct mt_options *o, bool follow_only,
 			   struct memleak_bpf **skel, mt_attach_fn attach,
 			   void *ctx, int *attach_err)
@@ -273,6 +279,10 @@ static int load_and_attach(const struct mt_options *o, bool follow_only,
 		if (ret)
 			mt_bpf_log_release(false);
 		if (ret && mode != MT_LINK_PERF) {
+			if (o->verbose)
+				fprintf(stderr, "memtrace: %s: the BPF programs do not load (%s): trying %s\n",
+					link_mode_names[mode], strerror(-ret),
+					link_mode_names[mode - 1]);
 			ret = -EOPNOTSUPP;
 			continue;
 		}
@@ -290,8 +300,15 @@ static int load_and_attach(const struct mt_options *o, bool follow_only,
 		mt_startup_add(MT_STARTUP_ATTACH, t0);
 		mt_bpf_log_release(ret == 0);
 		if (ret) {
+			if (o->verbose && ret == -EOPNOTSUPP && mode != MT_LINK_PERF)
+				fprintf(stderr, "memtrace: %s: not attachable here: trying %s\n",
+					link_mode_names[mode],
+					link_mode_names[mode - 1]);
 			memleak_bpf__destroy(*skel);
 			*skel = NULL;
+		} else if (o->verbose) {
+			fprintf(stderr, "memtrace: probes attached as %s\n",
+				link_mode_names[mode]);
 		}
 	}
 	*attach_err = ret;

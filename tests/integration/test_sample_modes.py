@@ -86,3 +86,31 @@ for _p in PROGRAMS:
     for _mode, _links in MODES:
         for _metric in METRICS_BY_MODE[_mode]:
             make_test(_p, _mode, _links, _metric)
+
+
+def kernel_has_sessions():
+    """Whether this kernel has uprobe sessions: its BTF names the kfunc the
+    session program calls."""
+    try:
+        with open("/sys/kernel/btf/vmlinux", "rb") as f:
+            return b"\0bpf_session_is_return\0" in f.read()
+    except OSError:
+        return False
+
+
+@test("sample_modes.sessions_used")
+def _sessions_used():
+    # Sampling is meant to cost one trap per unsampled call: where the kernel
+    # has uprobe sessions they must load and attach, not fall back silently
+    # to a return probe on every call (a verifier refusal on 6.18 did).
+    res = mtlib.run_memtrace(["-v", "-s", "512K", "-o", os.devnull, "--", "/bin/true"])
+    d = "command: %s\nexit status: %s\nstderr:\n%s" % (" ".join(res.argv), res.rc,
+                                                      mtlib.tail(res.stderr, 40))
+    check_eq(res.rc, 0, "exit status", d)
+    modes = [l for l in res.stderr.splitlines() if l.startswith("memtrace: probes attached as ")]
+    check_eq(len(modes), 1, "'probes attached as' lines", d)
+    want = "uprobe sessions" if kernel_has_sessions() else "uprobe_multi links"
+    check(modes[0].endswith(want), "%s, expected %s (kernel %s)" % (modes[0], want, os.uname().release), d)
+    res = mtlib.run_memtrace(["-v", "-o", os.devnull, "--", "/bin/true"])
+    check(any(l == "memtrace: probes attached as uprobe_multi links" for l in res.stderr.splitlines()),
+          "without -s, probes are not uprobe_multi links", "stderr:\n" + mtlib.tail(res.stderr, 40))
