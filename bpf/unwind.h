@@ -136,13 +136,26 @@ struct mt_unwind_state {
 	__u64 mm;         /* the address space walked */
 };
 
+/*
+ * The user stack is read a window at a time: the words a step needs (a
+ * return address, a saved rbp) lie just above the frame before, so one
+ * bpf_probe_read_user() of UW_WIN bytes serves several frames, where one
+ * read per word cost more than the rest of the walk (each read pays the
+ * kernel's checks of a user copy).
+ */
+#define UW_WIN 1024
+#define UW_PAGE 4096
+
 /* A stack being taken, per CPU (too large for the BPF stack).  depth: how
- * deep the stack before it was, so only that much needs zeroing. */
+ * deep the stack before it was, so only that much needs zeroing.  The
+ * window holds win_len bytes of user memory from win_base. */
 struct unwind_scratch {
 	struct mt_stack st;
 	__u32 depth;
-	__u32 pad;
+	__u32 win_len;
 	struct mt_unwind_state u;
+	__u64 win_base;
+	__u8 win[UW_WIN];
 };
 
 struct {
@@ -352,10 +365,45 @@ static __always_inline struct mt_unwind_row find_row(
 	return *r;
 }
 
-/* One step by frame pointer: the caller's frame is at bp. */
-static __always_inline long fp_step(struct mt_unwind_state *u)
+/*
+ * The user word at ADDR, from the window, which is moved to start at ADDR
+ * when it does not hold it.  A window that would run past the mapped
+ * memory (the top of a stack) is cut at the end of ADDR's page.  0, or
+ * -1 when ADDR cannot be read.
+ */
+static __always_inline int stack_word(struct unwind_scratch *sc, __u64 addr,
+				      __u64 *out)
 {
-	__u64 frame[2]; /* saved rbp, return address */
+	__u64 off = addr - sc->win_base;
+	__u32 len;
+
+	if (addr < sc->win_base || off + 8 > sc->win_len) {
+		len = UW_WIN;
+		if (bpf_probe_read_user(sc->win, UW_WIN, (void *)addr)) {
+			len = UW_PAGE - (__u32)(addr & (UW_PAGE - 1));
+			if (len > UW_WIN)
+				len = UW_WIN;
+			if (len < 8 ||
+			    bpf_probe_read_user(sc->win, len, (void *)addr)) {
+				sc->win_len = 0;
+				return -1;
+			}
+		}
+		sc->win_base = addr;
+		sc->win_len = len;
+		off = 0;
+	}
+	if (off > UW_WIN - 8)
+		return -1;
+	*out = *(__u64 *)(sc->win + off);
+	return 0;
+}
+
+/* One step by frame pointer: the caller's frame is at bp. */
+static __always_inline long fp_step(struct unwind_scratch *sc)
+{
+	struct mt_unwind_state *u = &sc->u;
+	__u64 bp, ra; /* the saved rbp, the return address */
 
 	/* The x86-64 psABI marks the deepest frame with a zero frame
 	 * pointer (_start and ld.so's _dl_start_user clear rbp). */
@@ -363,21 +411,22 @@ static __always_inline long fp_step(struct mt_unwind_state *u)
 		u->status = UW_DONE;
 		return 1;
 	}
-	if ((u->bp & 7) || u->bp < u->sp ||
-	    bpf_probe_read_user(frame, sizeof(frame), (void *)u->bp)) {
+	if ((u->bp & 7) || u->bp < u->sp || stack_word(sc, u->bp, &bp) ||
+	    stack_word(sc, u->bp + 8, &ra)) {
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
 	u->sp = u->bp + 16;
-	u->bp = frame[0];
-	u->pc = frame[1];
+	u->bp = bp;
+	u->pc = ra;
 	return 0;
 }
 
 /* One step by the row R: the caller's CFA, return address and rbp. */
-static __always_inline long cfi_step(struct mt_unwind_state *u,
+static __always_inline long cfi_step(struct unwind_scratch *sc,
 				     struct mt_unwind_row r)
 {
+	struct mt_unwind_state *u = &sc->u;
 	__u64 cfa, ra, bp;
 
 	switch (r.kind & MT_UW_KIND_MASK) {
@@ -396,7 +445,7 @@ static __always_inline long cfi_step(struct mt_unwind_state *u,
 		return 1;
 	case MT_UW_NONE:
 		if (unwind_mode == MT_UNWIND_AUTO)
-			return fp_step(u);
+			return fp_step(sc);
 		u->status = UW_TRUNCATED;
 		return 1;
 	default:
@@ -404,14 +453,12 @@ static __always_inline long cfi_step(struct mt_unwind_state *u,
 		return 1;
 	}
 	/* The caller's frame lies above this one. */
-	if (cfa <= u->sp ||
-	    bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+	if (cfa <= u->sp || stack_word(sc, cfa - 8, &ra)) {
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
 	if (r.rbp_off8 && (r.kind & MT_UW_KIND_MASK) != MT_UW_PLT) {
-		if (bpf_probe_read_user(&bp, sizeof(bp),
-					(void *)(cfa + 8 * (__s64)r.rbp_off8))) {
+		if (stack_word(sc, cfa + 8 * (__s64)r.rbp_off8, &bp)) {
 			u->status = UW_TRUNCATED;
 			return 1;
 		}
@@ -457,7 +504,7 @@ static long unwind_step(__u64 i, void *ctx)
 		u->n = n + 1;
 		u->steps++;
 		if (where == 0)
-			return fp_step(u);
+			return fp_step(sc);
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
@@ -470,7 +517,7 @@ static long unwind_step(__u64 i, void *ctx)
 		u->n = n + 1;
 	}
 	u->steps++;
-	return cfi_step(u, row);
+	return cfi_step(sc, row);
 }
 
 /*
@@ -489,6 +536,7 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	u->steps = 0;
 	u->status = UW_RUN;
 	u->vm_start = u->vm_end = 0;
+	sc->win_len = 0;
 	u->pid = bpf_get_current_pid_tgid() >> 32;
 	u->mm = (__u64)bpf_get_current_task_btf()->mm;
 	bpf_loop(MT_MAX_STACK_DEPTH + 1, unwind_step, NULL, 0);

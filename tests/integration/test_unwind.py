@@ -127,6 +127,18 @@ for _mode in ("auto", "cfi"):
     make_nofp_test(_mode)
 
 
+@test("unwind.stack_edge")
+def _stack_edge():
+    # The stack is read a window at a time: here the windows run past the
+    # top of the stack's mapping (a clone()d process on a stack of its own,
+    # the page above unmapped), and the walk must still be whole.
+    res, rep, stacks, d = traced("stack_edge")
+    check_no_truncation(res, rep, stacks, d)
+    check_chain(stack_of_size(stacks, 600, d), "stack_edge.c", {"edge_leaf", "edge_main"},
+                [("edge_leaf", "EDGE_LEAF"), ("edge_main", "EDGE_MAIN")],
+                ["stack_edge", LIBC], d)
+
+
 @test("unwind.nofp.plugin_lines")
 def _plugin_lines():
     """The dlopened library's frames carry its own source lines."""

@@ -27,7 +27,7 @@ PROGS_NOFP := -O2 -g -fomit-frame-pointer $(PROGS_WARN)
 PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7 holder served family \
 	      sizes grower phases rss_of
 PROGS_ALL  := $(PROGS_C_O0) threads sampled shapes inline nolibc \
-	      nofp libnofp_plugin.so nofp_cxx
+	      nofp libnofp_plugin.so nofp_cxx stack_edge
 
 .PHONY: tests-progs
 tests-progs: $(addprefix $(PROGS_DIR)/,$(PROGS_ALL))
@@ -55,6 +55,9 @@ $(PROGS_DIR)/libnofp_plugin.so: $(PROGS_SRC)/nofp_plugin.c tests/progs/progs.mk 
 
 $(PROGS_DIR)/nofp_cxx: $(PROGS_SRC)/nofp_cxx.cpp tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CXX) $(PROGS_NOFP) -o $@ $<
+
+$(PROGS_DIR)/stack_edge: $(PROGS_SRC)/stack_edge.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_NOFP) -o $@ $<
 
 # No libc at all: nothing for memtrace to probe.
 $(PROGS_DIR)/nolibc: $(PROGS_SRC)/nolibc.c tests/progs/progs.mk | $(PROGS_DIR)
