@@ -16,6 +16,9 @@
 /* Default map sizes; both can be changed with --max-allocs/--max-stacks. */
 #define MT_DEFAULT_MAX_ALLOCS (1U << 20)
 #define MT_DEFAULT_MAX_STACKS (1U << 16)
+/* "allocs" is preallocated up to this many entries (some 100 bytes of
+ * kernel memory each), made on demand beyond. */
+#define MT_PREALLOC_MAX_ALLOCS (1U << 20)
 /* Processes kept at once: names, execs, followed, timeline slots. */
 #define MT_MAX_PROCS 32768
 /* Unwind table rows (8 bytes each): libc has some 25k, python3 61k. */

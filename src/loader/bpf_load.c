@@ -198,6 +198,8 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 		bpf_program__set_autoload(skel->progs.follow_fork, false);
 	}
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
+	if (o->max_allocs > MT_PREALLOC_MAX_ALLOCS)
+		bpf_map__set_map_flags(skel->maps.allocs, BPF_F_NO_PREALLOC);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
 	skel->rodata->sample_bytes = o->sample_bytes;
@@ -289,6 +291,9 @@ static int load_and_attach(const struct mt_options *o, bool follow_only,
 		if (ret == -EPERM || ret == -EACCES)
 			return mt_fail("not allowed to load BPF programs: need %s",
 				       MT_CAPS_NEEDED);
+		if (ret == -ENOMEM)
+			return mt_fail("cannot load the BPF program: out of memory for its maps (--max-allocs %u, --max-stacks %u): try smaller values",
+				       o->max_allocs, o->max_stacks);
 		if (ret == -E2BIG)
 			return mt_fail("cannot load the BPF program: a map is too large for this kernel (--max-allocs %u, --max-stacks %u): try smaller values",
 				       o->max_allocs, o->max_stacks);
