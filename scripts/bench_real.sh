@@ -230,6 +230,20 @@ done
 for ((rep = 1; rep <= STARTUP_REPS; rep++)); do
 	"${MT[@]}" -v -o /dev/null -- /bin/true 2>&1 </dev/null | grep '^memtrace: started in' >>"$T/phases" || true
 done
+# Where full tracing's time goes: one more run of each workload, full and
+# -s, with -v, which has the kernel time memtrace's BPF programs (their
+# statistics add some tens of ns to each run: not timed, not in the table).
+for w in $WORKLOADS; do
+	[ -z "${WL_SKIP[$w]:-}" ] || continue
+	read -ra cmd <<<"${WL_CMD[$w]}"
+	for row in full sampling; do
+		p=$T/$w.$row.cost
+		extra=()
+		[ "$row" = sampling ] && extra=(-s "$SAMPLE_BYTES")
+		"${MT[@]}" -v "${extra[@]}" -o "$p.report" -- "${cmd[@]}" >/dev/null 2>"$p.err" </dev/null || true
+		grep '^memtrace: BPF ' "$p.err" | sed "s/^/$w $row /" >>"$T/bpfcost" || true
+	done
+done
 # Report time over STACKS distinct stacks: churn's exit to memtrace's exit.
 if [ "$STACKS" -gt 0 ]; then
 	for ((rep = 1; rep <= REPS; rep++)); do
@@ -489,6 +503,30 @@ if rep:
     print(f"report over {int(E['BENCH_STACKS']):,} distinct stacks: {med(r['render'] for r in rep):.3f} s from churn's "
           f"exit to memtrace's (runs: {', '.join('%.3f' % r['render'] for r in rep)}; "
           f"totals {'ok' if all(r['ok'] for r in rep) else 'MISMATCH'})")
+
+# ---- the BPF programs' own time ----
+cost = {}
+try:
+    for l in open(os.path.join(T, "bpfcost")):
+        m = re.match(r"(\S+) (\S+) memtrace: BPF (\w+): (\d+) runs, ([\d.]+) ns each, ([\d.]+) ms in all", l)
+        if m and m[3].startswith("uprobe_"):
+            cost.setdefault((m[1], m[2]), []).append((m[3], int(m[4]), float(m[5]), float(m[6])))
+except OSError:
+    pass
+if cost:
+    print("BPF programs' own time (one more run each, with -v: the kernel's run-time statistics), per")
+    print("allocator call, beside what the row adds over the floor (CPU; the floor's programs return at once):")
+    for w, s in summary.items():
+        for row in ("full", "sampling"):
+            progs = cost.get((w, row))
+            if not progs or not s.get("calls"):
+                continue
+            per_call = sum(p[3] for p in progs) * 1e6 / s["calls"]
+            a, f = s.get(row, (None, None))[1], s.get("floor", (None, None))[1]
+            parts = ", ".join(f"{n} {r:,} x {ns:.0f} ns" for n, r, ns, _ in progs)
+            print(f"  {w}, {labels[row]}: {per_call:.0f} ns per call in BPF ({parts})"
+                  + (f"; {a - f:+.0f} ns per call over the floor" if a is not None and f else ""))
+    print()
 
 # ---- the machine's trap cost ----
 tn = [s["trap_ns"] for s in summary.values() if s.get("trap_ns")]

@@ -199,6 +199,32 @@ def _verbose_startup():
               "the 'started in' line after the 'tracing' line", d)
 
 
+@test("cli.verbose_bpf_cost")
+def _verbose_bpf_cost():
+    """-v says, at the end, how often each BPF program ran and for how long
+    (the kernel's run-time statistics, on for the run): every allocator call
+    of the report entered the entry program once, each allocation ran the
+    return program; without -v, nothing of it."""
+    res = mtlib.run_memtrace(["-v", "--no-follow", "--", mtlib.prog_path("leaks")])
+    d = "command: %s\nexit status: %s\nstderr:\n%s" % (" ".join(res.argv), res.rc,
+                                                      mtlib.tail(res.stderr, 12))
+    check_eq(res.rc, 0, "exit status", d)
+    rep = mtlib.parse_report(res.stdout)
+    runs = {m.group(1): (int(m.group(2)), float(m.group(3)))
+            for m in re.finditer(r"^memtrace: BPF (\w+): (\d+) runs, ([\d.]+) ns each, [\d.]+ ms in all$",
+                                 res.stderr, re.M)}
+    check("uprobe_entry" in runs and "uprobe_return" in runs, "no BPF cost line for the probes", d)
+    events = int(re.search(r"^events: (\d+) allocator calls", res.stdout, re.M).group(1))
+    # leaks.c makes no call from inside another (no nesting): one entry
+    # each, and a return for each allocating call.
+    check_eq(runs["uprobe_entry"][0], events, "entry program runs (the report's allocator calls)", d)
+    check(runs["uprobe_return"][0] >= rep.allocated[1],
+          "%d return runs for %d allocations" % (runs["uprobe_return"][0], rep.allocated[1]), d)
+    check(all(ns > 0 for _, ns in runs.values()), "a program ran in 0 ns", d)
+    res = mtlib.run_memtrace(["--no-follow", "-o", os.devnull, "--", mtlib.prog_path("leaks")])
+    check("memtrace: BPF " not in res.stderr, "BPF cost lines without -v", res.stderr)
+
+
 @test("cli.capstone_lazy")
 def _capstone_lazy():
     """libcapstone (the disassembler that reads operator new/delete) is
