@@ -129,9 +129,10 @@ for _mode in ("auto", "cfi"):
 
 @test("unwind.stack_edge")
 def _stack_edge():
-    # The stack is read a window at a time: here the windows run past the
+    # The stack is read a window at a time: here the frames are at the very
     # top of the stack's mapping (a clone()d process on a stack of its own,
-    # the page above unmapped), and the walk must still be whole.
+    # the page above unmapped), where a window that ran past the end could
+    # not be read; the walk must still be whole.
     res, rep, stacks, d = traced("stack_edge")
     check_no_truncation(res, rep, stacks, d)
     check_chain(stack_of_size(stacks, 600, d), "stack_edge.c", {"edge_leaf", "edge_main"},
