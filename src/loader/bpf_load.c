@@ -289,8 +289,10 @@ static int load_and_attach(const struct mt_options *o, bool follow_only,
 			continue;
 		}
 		if (ret == -EPERM || ret == -EACCES)
-			return mt_fail("not allowed to load BPF programs: need %s",
-				       MT_CAPS_NEEDED);
+			/* main() checked the capabilities: most often this
+			 * is the verifier refusing a program. */
+			return mt_fail("the kernel refused the BPF programs (%s): its verifier, a security policy (lockdown, an LSM) or missing %s; -v shows why",
+				       strerror(-ret), MT_CAPS_NEEDED);
 		if (ret == -ENOMEM)
 			return mt_fail("cannot load the BPF program: out of memory for its maps (--max-allocs %u, --max-stacks %u): try smaller values",
 				       o->max_allocs, o->max_stacks);
