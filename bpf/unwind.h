@@ -148,6 +148,27 @@ struct mt_unwind_state {
 #define UW_WIN 1024
 #define UW_PAGE 4096
 
+/*
+ * Rows found, per CPU: the same call sites come back stack after stack,
+ * and finding a row (the page index, then a binary search among the
+ * page's rows, a cache miss at nearly every probe) was most of a step.
+ * A table never changes once published and each has rows of its own
+ * (row_first), so (row_first, file offset) names one row for good.  An
+ * entry is written key, row, then its check; a reader takes it only when
+ * the check matches what it read, so one torn by a program run on the
+ * same CPU meanwhile is a miss.
+ */
+_Static_assert(sizeof(struct mt_unwind_row) == sizeof(__u64), "a row is a word");
+
+#define UW_ROW_BITS 10
+#define UW_ROW_SLOTS (1U << UW_ROW_BITS)
+
+struct uw_row_slot {
+	__u64 key;                 /* row_first << 32 | file offset */
+	__u64 row;                 /* struct mt_unwind_row */
+	__u64 check;
+};
+
 /* A stack being taken, per CPU (too large for the BPF stack).  depth: how
  * deep the stack before it was, so only that much needs zeroing.  The
  * window holds win_len bytes of user memory from win_base. */
@@ -158,6 +179,7 @@ struct unwind_scratch {
 	struct mt_unwind_state u;
 	__u64 win_base;
 	__u8 win[UW_WIN];
+	struct uw_row_slot rows[UW_ROW_SLOTS];
 };
 
 struct {
@@ -401,6 +423,42 @@ static __always_inline int stack_word(struct unwind_scratch *sc, __u64 addr,
 	return 0;
 }
 
+static __always_inline __u64 row_check(__u64 key, __u64 row)
+{
+	__u64 h = (key ^ 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+
+	h = (h ^ row ^ (h >> 29)) * 0x94d049bb133111ebULL;
+	return (h ^ (h >> 32)) | 1; /* never 0: a zeroed slot is empty */
+}
+
+/* find_row(M, OFF) through this CPU's cache of rows. */
+static __always_inline struct mt_unwind_row cached_row(
+	struct unwind_scratch *sc, const struct mt_unwind_module *m, __u64 off)
+{
+	__u64 key = (__u64)m->row_first << 32 | off;
+	__u32 i = (__u32)((key * 0x9e3779b97f4a7c15ULL) >> (64 - UW_ROW_BITS));
+	struct uw_row_slot *e = &sc->rows[i & (UW_ROW_SLOTS - 1)];
+	struct mt_unwind_row r;
+	__u64 bits;
+
+	if (off >> 32)
+		return find_row(m, off);
+	if (e->key == key) {
+		bits = e->row;
+		if (e->check == row_check(key, bits)) {
+			__builtin_memcpy(&r, &bits, sizeof(r));
+			return r;
+		}
+	}
+	r = find_row(m, off);
+	__builtin_memcpy(&bits, &r, sizeof(bits));
+	e->check = 0;
+	e->key = key;
+	e->row = bits;
+	e->check = row_check(key, bits);
+	return r;
+}
+
 /* One step by frame pointer: the caller's frame is at bp. */
 static __always_inline long fp_step(struct unwind_scratch *sc)
 {
@@ -511,7 +569,8 @@ static long unwind_step(__u64 i, void *ctx)
 		return 1;
 	}
 	/* A return address is past its call: look up the call itself. */
-	row = find_row(&u->mod, u->pc - (u->steps > 0 ? 1 : 0) + u->vm_delta);
+	row = cached_row(sc, &u->mod,
+			 u->pc - (u->steps > 0 ? 1 : 0) + u->vm_delta);
 	/* The allocator's own frames (operator new calling malloc) on top
 	 * of the stack are left out: the first frame is new's caller. */
 	if (n > 0 || !(row.kind & MT_UW_SKIP)) {
