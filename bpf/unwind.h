@@ -147,6 +147,7 @@ struct mt_unwind_state {
  */
 #define UW_WIN 1024
 #define UW_PAGE 4096
+#define UW_BACK 64
 
 /*
  * Rows found, per CPU: the same call sites come back stack after stack,
@@ -178,7 +179,7 @@ struct unwind_scratch {
 	__u32 win_len;
 	struct mt_unwind_state u;
 	__u64 win_base;
-	__u8 win[UW_WIN];
+	__u8 win[UW_WIN + UW_BACK];
 	struct uw_row_slot rows[UW_ROW_SLOTS];
 };
 
@@ -390,11 +391,13 @@ static __always_inline struct mt_unwind_row find_row(
 }
 
 /*
- * The user word at ADDR, from the window, which is moved to the aligned
- * UW_WIN bytes that hold ADDR when it does not hold it.  Aligned, a
- * window lies in one page: it can be read whenever ADDR can, at the top
- * of a stack too (one from ADDR on could run into an unmapped page), and
- * it measured some 5% quicker than one from ADDR on.  0, or -1 when ADDR
+ * The user word at ADDR, from the window, which is moved when it does not
+ * hold it: to run from UW_BACK bytes below ADDR (a step reads a saved rbp
+ * just below the return address it read first) to the end of the aligned
+ * UW_WIN bytes that hold ADDR.  So a window lies in one page, and can be
+ * read whenever ADDR can, at the top of a stack too; and only what a walk
+ * going up can use is copied (the copy's length is most of its cost: from
+ * ADDR's aligned chunk's start, some 5% slower).  0, or -1 when ADDR
  * cannot be read.
  */
 _Static_assert(UW_PAGE % UW_WIN == 0, "a window lies in one page");
@@ -403,21 +406,29 @@ static __always_inline int stack_word(struct unwind_scratch *sc, __u64 addr,
 				      __u64 *out)
 {
 	__u64 off = addr - sc->win_base;
-	__u64 base = addr & ~(__u64)(UW_WIN - 1);
+	__u64 page = addr & ~(__u64)(UW_PAGE - 1);
+	__u64 end = (addr & ~(__u64)(UW_WIN - 1)) + UW_WIN;
+	__u64 start = addr - UW_BACK;
+	__u32 len;
 
 	if (addr < sc->win_base || off + 8 > sc->win_len) {
 		/* A word across two windows (never on a stack: 8-aligned). */
-		if (addr - base > UW_WIN - 8)
+		if (end - addr < 8)
 			return bpf_probe_read_user(out, 8, (void *)addr) ? -1 : 0;
-		if (bpf_probe_read_user(sc->win, UW_WIN, (void *)base)) {
+		if (start < page || start > addr)
+			start = page;
+		len = (__u32)(end - start);
+		asm volatile("" : "+r"(len)); /* bounded below, for the verifier */
+		if (len > UW_WIN + UW_BACK ||
+		    bpf_probe_read_user(sc->win, len, (void *)start)) {
 			sc->win_len = 0;
 			return -1;
 		}
-		sc->win_base = base;
-		sc->win_len = UW_WIN;
-		off = addr - base;
+		sc->win_base = start;
+		sc->win_len = len;
+		off = addr - start;
 	}
-	if (off > UW_WIN - 8)
+	if (off > UW_WIN + UW_BACK - 8)
 		return -1;
 	*out = *(__u64 *)(sc->win + off);
 	return 0;
