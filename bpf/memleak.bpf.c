@@ -381,12 +381,47 @@ static __always_inline void journal_alloc(__u32 pid, __u64 addr, __u32 cat,
 		count(MT_CNT_SNAPSHOT_SKEW, 1);
 }
 
+/*
+ * Sampling, most blocks freed were never recorded, and looking each up in
+ * "allocs" (1M buckets: a cache and TLB miss) was most of a free's cost.
+ * "sampled" counts the heap blocks recorded, by a hash of (pid, address):
+ * a free whose slot counts none is of no recorded block and skips the
+ * map.  A slot is counted up before its block is kept and down after it
+ * is released, so a block in "allocs" always has its slot above 0 (a
+ * block replaced unseen, or released by the loader, leaves it too high:
+ * a free is then looked up for nothing, no more).
+ */
+#define MT_SAMPLED_BITS 14
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1U << MT_SAMPLED_BITS); /* 1 without -s */
+	__type(key, __u32);
+	__type(value, __u32);
+} sampled SEC(".maps");
+
+static __always_inline __u32 *sampled_slot(__u32 pid, __u64 addr)
+{
+	__u64 h = (addr ^ ((__u64)pid << 40)) * 0x9e3779b97f4a7c15ULL;
+	__u32 key = (__u32)(h >> (64 - MT_SAMPLED_BITS));
+
+	return bpf_map_lookup_elem(&sampled, &key);
+}
+
 /* A heap block is freed; sampling, most blocks are rightly unknown. */
 static __always_inline void free_heap(struct mt_inflight *f, __u32 pid,
 				      __u64 addr, __u64 now)
 {
-	if (!record_free(f, pid, addr, MT_CAT_HEAP, now) && !sample_bytes)
+	__u32 *n = sample_bytes ? sampled_slot(pid, addr) : NULL;
+
+	if (n && !*n)
+		return; /* no recorded block there */
+	if (record_free(f, pid, addr, MT_CAT_HEAP, now)) {
+		if (n)
+			__sync_fetch_and_add(n, -1);
+	} else if (!sample_bytes) {
 		count(MT_CNT_UNTRACKED_FREES, 1);
+	}
 }
 
 /*
@@ -471,15 +506,23 @@ static __always_inline void record_alloc(void *ctx, struct mt_inflight *f,
 		.timestamp = now,
 	};
 	__u64 stat_count = 0;
+	__u32 *n = NULL;
 	int err;
 
 	estimate(&info, size);
 	count_size(cat, &info);
+	if (sample_bytes && cat == MT_CAT_HEAP)
+		n = sampled_slot(pid, addr);
+	if (n)
+		__sync_fetch_and_add(n, 1);
 	/* A block at the same address is replaced: it was released by a path
 	 * not seen, and leaving the outstanding blocks counts it as freed. */
 	err = keep_block(f, &key, &info);
-	if (err)
+	if (err) {
 		count(MT_CNT_DROP_ALLOCS_FULL, 1);
+		if (n)
+			__sync_fetch_and_add(n, -1);
+	}
 	if (cat == MT_CAT_HEAP)
 		tl_alloc(f, pid, info.est_bytes, info.est_objects, !err);
 	if (s) {

@@ -203,6 +203,8 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
 	skel->rodata->sample_bytes = o->sample_bytes;
+	if (!o->sample_bytes) /* "sampled" serves -s only */
+		bpf_map__set_max_entries(skel->maps.sampled, 1);
 	skel->rodata->unwind_mode = o->unwind;
 	mt_unwinder_size(skel, o->unwind != MT_UNWIND_FP, o->max_unwind_rows);
 	mt_timeline_size(skel, o->timeline_interval > 0);
