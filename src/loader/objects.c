@@ -216,6 +216,14 @@ static int own_libc(struct mt_objects *objs)
 	return ret;
 }
 
+bool mt_objects_loading(pid_t pid, const struct mt_objects *objs)
+{
+	char exe[64], interp[PATH_MAX];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	return objs->n <= 2 && interpreter(exe, interp, sizeof(interp)) == 0;
+}
+
 int mt_objects_of_exe(const char *exe, struct mt_objects *objs)
 {
 	char interp[PATH_MAX] = "";

@@ -28,6 +28,13 @@ struct mt_objects {
 int mt_objects_of_pid(pid_t pid, struct mt_objects *objs);
 
 /*
+ * Whether process PID, whose files are OBJS, is still being loaded: a
+ * dynamic executable with nothing mapped but itself and its interpreter
+ * (ld.so maps the libraries, in user space, just after the exec).
+ */
+bool mt_objects_loading(pid_t pid, const struct mt_objects *objs);
+
+/*
  * An executable about to be started: itself and the libraries its dynamic
  * loader would load (as `ld.so --list` prints them, LD_PRELOAD included).
  * A script gets the libraries of memtrace's own libc.

@@ -5,31 +5,47 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PF_KTHREAD 0x00200000U /* include/linux/sched.h */
+#define PF_EXITING 0x00000004U /* include/linux/sched.h */
+#define PF_KTHREAD 0x00200000U
 
-enum mt_proc_state mt_proc_state(pid_t pid)
+/* PID's state letter and flags from /proc/PID/stat; false if gone. */
+static bool read_stat(pid_t pid, char *state, unsigned *flags)
 {
-	char name[64], line[1024], state;
+	char name[64], line[1024];
 	const char *p;
-	unsigned flags;
 	FILE *f;
 
 	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
 	f = fopen(name, "re");
 	if (!f)
-		return MT_PROC_GONE;
+		return false;
 	p = fgets(line, sizeof(line), f);
 	fclose(f);
 	/* "pid (comm) S ppid pgrp session tty tpgid flags ...": comm may
 	 * hold spaces and parentheses, so parse from its last ')'. */
 	p = p ? strrchr(line, ')') : NULL;
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
-		return MT_PROC_GONE;
-	if (state == 'X' || state == 'x')
+	return p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", state, flags) == 2;
+}
+
+enum mt_proc_state mt_proc_state(pid_t pid)
+{
+	unsigned flags;
+	char state;
+
+	if (!read_stat(pid, &state, &flags) || state == 'X' || state == 'x')
 		return MT_PROC_GONE;
 	if (state == 'Z')
 		return MT_PROC_ZOMBIE;
 	return flags & PF_KTHREAD ? MT_PROC_KTHREAD : MT_PROC_RUNNING;
+}
+
+bool mt_proc_exiting(pid_t pid)
+{
+	unsigned flags;
+	char state;
+
+	return mt_proc_state(pid) != MT_PROC_RUNNING ||
+	       !read_stat(pid, &state, &flags) || (flags & PF_EXITING);
 }
 
 bool mt_proc_comm(pid_t pid, char *buf, size_t len)

@@ -18,6 +18,13 @@ enum mt_proc_state {
 enum mt_proc_state mt_proc_state(pid_t pid);
 
 /*
+ * Whether PID is gone or on its way out: not running, or exiting (its
+ * main thread's PF_EXITING: its mappings may already be gone, as read
+ * between the exit's start and its becoming a zombie).
+ */
+bool mt_proc_exiting(pid_t pid);
+
+/*
  * PID's name from /proc/PID/comm, into BUF (LEN bytes, without the
  * newline).  False when it cannot be read (BUF is then "").
  */

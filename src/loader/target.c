@@ -56,7 +56,7 @@ static int choose_allocator(const struct mt_options *o, struct mt_target *t)
 	if (mt_allocator_choose(&t->objs, o->allocator, o->symbol_prefix,
 				&t->alloc) == 0)
 		return 0;
-	if (t->pid > 0 && mt_proc_state(t->pid) != MT_PROC_RUNNING)
+	if (t->pid > 0 && mt_proc_exiting(t->pid))
 		return mt_target_exited_while_attaching(t);
 	if (o->allocator)
 		return mt_fail("no allocator '%s' with %smalloc in %s",
@@ -64,6 +64,9 @@ static int choose_allocator(const struct mt_options *o, struct mt_target *t)
 	return mt_fail("%s: nothing to probe: no %smalloc in its executable, libc, jemalloc or tcmalloc",
 		       t->comm, o->symbol_prefix);
 }
+
+#define LOADING_TRIES 100
+#define LOADING_WAIT_US 5000
 
 int mt_target_find(const struct mt_options *o, struct mt_target *t)
 {
@@ -83,7 +86,20 @@ int mt_target_find(const struct mt_options *o, struct mt_target *t)
 	if (state == MT_PROC_ZOMBIE)
 		return mt_fail("pid %d (%s) has exited (a zombie its parent has not reaped): nothing to trace",
 			       (int)t->pid, t->comm);
-	ret = mt_objects_of_pid(t->pid, &t->objs);
+	/* A process just exec'd (./server & memtrace -p $!) may not have
+	 * its libraries yet: wait for them, up to 0.5 s. */
+	for (int tries = 0;; tries++) {
+		struct mt_allocator a;
+
+		ret = mt_objects_of_pid(t->pid, &t->objs);
+		if (ret || tries == LOADING_TRIES ||
+		    !mt_objects_loading(t->pid, &t->objs) ||
+		    mt_allocator_choose(&t->objs, o->allocator,
+					o->symbol_prefix, &a) == 0)
+			break;
+		mt_objects_free(&t->objs);
+		usleep(LOADING_WAIT_US);
+	}
 	if (ret == -ESRCH && state == MT_PROC_RUNNING)
 		return mt_target_exited_while_attaching(t);
 	if (ret == -ESRCH)

@@ -2,6 +2,7 @@
 (no such pid, no privileges, no libc), -- CMD's exit status, -o, -n,
 the default unit."""
 
+import ctypes
 import os
 import re
 import shutil
@@ -508,6 +509,45 @@ def _exits_while_attaching():
         mtlib.check_one_line_error(res, what, mention=("exited", "no such process"))
         ended_early += 1
     check(ended_early > 0, "no target exited before memtrace had attached: the test exercised nothing")
+
+
+@test("cli.pid_just_execd")
+def _pid_just_execd():
+    """memtrace -p on a process that has just exec'd, before ld.so has
+    mapped its libraries (as `./server & memtrace -p $!` can find it): it
+    waits for them and traces, rather than saying there is no malloc.  The
+    process is held at its exec (ptrace's stop, before ld.so runs) for
+    0.2 s while memtrace reads its mappings: only the executable and ld.so."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    ptrace_traceme, ptrace_detach = 0, 17
+    pid = os.fork()
+    if pid == 0:
+        try:
+            libc.ptrace(ptrace_traceme, 0, None, None)
+            os.execv("/bin/sleep", ["sleep", "3"])
+        finally:
+            os._exit(127)
+    try:
+        _, status = os.waitpid(pid, 0)
+        check(os.WIFSTOPPED(status), "sleep did not stop at its exec: status %#x" % status)
+        with open("/proc/%d/maps" % pid) as f:
+            libs = [l for l in f.read().splitlines() if "libc.so" in l]
+        check_eq(libs, [], "libc mapped at the exec stop (the test holds nothing)")
+        mt = mtlib.Bg([mtlib.MEMTRACE, "-p", str(pid), "-d", "1", "-o", os.devnull],
+                      stdin=subprocess.DEVNULL)
+        time.sleep(0.2)
+        check_eq(libc.ptrace(ptrace_detach, pid, None, None), 0, "PTRACE_DETACH")
+        rc = mt.wait(60)
+        d = mt.details()
+        check("nothing to probe" not in d, "the loading process reported as without malloc", d)
+        check_eq(rc, 0, "memtrace -p exit status", d)
+        check("memtrace: tracing pid %d (sleep)" % pid in d, "no 'tracing pid' line", d)
+    finally:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
 
 
 def kernel_thread():
