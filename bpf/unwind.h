@@ -23,6 +23,11 @@
  * A mapped file without a table yet is announced once on the
  * unwind_missing ring buffer, for the loader to make one.
  *
+ * What makes a step cheap: the stack is read a window at a time
+ * (stack_word), the rows found are kept per CPU (cached_row), and the
+ * scratch and the process's mapping cache are looked up once a walk
+ * (struct uw_walk).
+ *
  * The includer defines count() and the counters it adds to.
  */
 #ifndef MEMTRACE_BPF_UNWIND_H
@@ -259,9 +264,10 @@ static __always_inline struct uw_vmas *vmas_of(__u32 pid, __u64 mm)
 	return c;
 }
 
-/* The mapping of PC: from the cache, else from the kernel (and cached).
- * Only executable mappings are cached.  Returns 0, or -1 when PC is in
- * no executable mapping or the kernel could not say. */
+/* The mapping of PC: from the process's cache C (NULL: none), else from
+ * the kernel (and cached).  Only executable mappings are cached.  Returns
+ * 0, or -1 when PC is in no executable mapping or the kernel could not
+ * say. */
 static __always_inline int find_mapping(struct uw_vmas *c, __u64 pc,
 					struct uw_vma *out)
 {
@@ -542,8 +548,6 @@ static __always_inline long cfi_step(struct unwind_scratch *sc,
 	return 0;
 }
 
-/* bpf_loop() callback: store the frame at pc, then step to its caller.
- * Returns 1 to end the walk. */
 /*
  * What the steps of a walk share, on the walking program's stack
  * (bpf_loop's context): this CPU's scratch and the process's mapping
@@ -555,6 +559,8 @@ struct uw_walk {
 	struct uw_vmas *vmas;      /* NULL: no cache (full), the kernel asked */
 };
 
+/* bpf_loop() callback: store the frame at pc, then step to its caller.
+ * Returns 1 to end the walk. */
 static long unwind_step(__u64 i, void *ctx)
 {
 	struct uw_walk *w = ctx;
