@@ -372,6 +372,12 @@ if syswide:
         print(f"            {pid} {args}")
 else:
     print("  others:   no system-wide tracer seen at the start of any round")
+try:
+    if open("/proc/sys/kernel/bpf_stats_enabled").read().strip() != "0":
+        print("  WARNING:  kernel.bpf_stats_enabled is on: every BPF program run is timed (two clock")
+        print("            reads), in every memtrace row and the bpftrace one; sysctl it to 0 for clean figures")
+except OSError:
+    pass
 print(f"  median of {E['BENCH_REPS']} runs per row, rounds interleaved")
 for l in E.get("BENCH_SKIPS", "").splitlines():
     if l:
