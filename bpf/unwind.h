@@ -424,7 +424,9 @@ static __always_inline int stack_word(struct unwind_scratch *sc, __u64 addr,
 		if (start < page || start > addr)
 			start = page;
 		len = (__u32)(end - start);
-		asm volatile("" : "+r"(len)); /* bounded below, for the verifier */
+		/* The bound below always holds; it is for the verifier, and
+		 * the barrier keeps clang from dropping it. */
+		asm volatile("" : "+r"(len));
 		if (len > UW_WIN + UW_BACK ||
 		    bpf_probe_read_user(sc->win, len, (void *)start)) {
 			sc->win_len = 0;

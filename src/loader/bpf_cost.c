@@ -17,11 +17,11 @@ int mt_bpf_cost_begin(void)
 	return fd < 0 ? -errno : fd;
 }
 
-void mt_bpf_cost_say(int fd, const struct memleak_bpf *skel, FILE *out)
+void mt_bpf_cost_say(const struct memleak_bpf *skel, FILE *out)
 {
 	struct bpf_program *prog;
 
-	if (fd < 0 || !skel)
+	if (!skel)
 		return;
 	bpf_object__for_each_program(prog, skel->obj) {
 		struct bpf_prog_info info;

@@ -18,9 +18,9 @@ struct memleak_bpf;
  * that keeps them on, or -errno (an older kernel: nothing is said). */
 int mt_bpf_cost_begin(void);
 
-/* Say on OUT each of SKEL's programs that ran: runs, ns per run, total.
- * Nothing when statistics were never enabled (FD < 0). */
-void mt_bpf_cost_say(int fd, const struct memleak_bpf *skel, FILE *out);
+/* Say on OUT each of SKEL's programs that ran: runs, ns per run, total
+ * (with statistics enabled: none ran as far as the kernel says else). */
+void mt_bpf_cost_say(const struct memleak_bpf *skel, FILE *out);
 
 /* Stop keeping them on (FD < 0: nothing to do). */
 void mt_bpf_cost_end(int fd);

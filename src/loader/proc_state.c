@@ -27,16 +27,23 @@ static bool read_stat(pid_t pid, char *state, unsigned *flags)
 	return p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", state, flags) == 2;
 }
 
+/* What a process is, from its stat line's state letter and flags. */
+static enum mt_proc_state classify(char state, unsigned flags)
+{
+	if (state == 'X' || state == 'x')
+		return MT_PROC_GONE;
+	if (state == 'Z')
+		return MT_PROC_ZOMBIE;
+	return flags & PF_KTHREAD ? MT_PROC_KTHREAD : MT_PROC_RUNNING;
+}
+
 enum mt_proc_state mt_proc_state(pid_t pid)
 {
 	unsigned flags;
 	char state;
 
-	if (!read_stat(pid, &state, &flags) || state == 'X' || state == 'x')
-		return MT_PROC_GONE;
-	if (state == 'Z')
-		return MT_PROC_ZOMBIE;
-	return flags & PF_KTHREAD ? MT_PROC_KTHREAD : MT_PROC_RUNNING;
+	return read_stat(pid, &state, &flags) ? classify(state, flags)
+					      : MT_PROC_GONE;
 }
 
 bool mt_proc_exiting(pid_t pid)
@@ -44,8 +51,9 @@ bool mt_proc_exiting(pid_t pid)
 	unsigned flags;
 	char state;
 
-	return mt_proc_state(pid) != MT_PROC_RUNNING ||
-	       !read_stat(pid, &state, &flags) || (flags & PF_EXITING);
+	return !read_stat(pid, &state, &flags) ||
+	       classify(state, flags) != MT_PROC_RUNNING ||
+	       (flags & PF_EXITING);
 }
 
 bool mt_proc_comm(pid_t pid, char *buf, size_t len)

@@ -374,7 +374,6 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 	memset(tr, 0, sizeof(*tr));
 	tr->o = o;
 	tr->cost_fd = o->verbose ? mt_bpf_cost_begin() : -1;
-	tr->cost_on = tr->cost_fd >= 0;
 	tr->t = t;
 	tr->kind = !t ? MT_TRACER_SYSTEM
 		      : mt_target_follows(o) ? MT_TRACER_FAMILY : MT_TRACER_ONE;
@@ -441,8 +440,8 @@ void mt_tracer_stop(struct mt_tracer *tr)
 		mt_system_scan(&tr->sys, tr->skel, &tr->probes);
 	mt_timeline_finish(&tr->tl); /* the totals of that instant */
 	mt_probes_detach(&tr->probes);
-	if (tr->cost_on)
-		mt_bpf_cost_say(tr->cost_fd, tr->skel, stderr);
+	if (tr->cost_fd >= 0)
+		mt_bpf_cost_say(tr->skel, stderr);
 	tr->stopped = true;
 }
 
@@ -601,9 +600,8 @@ void mt_tracer_free(struct mt_tracer *tr)
 	mt_process_free_mods(&tr->proc);
 	mt_system_free(&tr->sys);
 	mt_libs_cache_free(&tr->libs);
-	if (tr->cost_on)
-		mt_bpf_cost_end(tr->cost_fd);
-	tr->cost_on = false;
+	mt_bpf_cost_end(tr->cost_fd);
+	tr->cost_fd = -1;
 	tr->skel = NULL;
 	tr->uw_on = false;
 }

@@ -57,8 +57,7 @@ struct mt_tracer {
 	char cxx[1024];              /* where new/delete were probed */
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
-	int cost_fd;                 /* -v: BPF run-time statistics on */
-	bool cost_on;                /* cost_fd is open */
+	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 
 /*
