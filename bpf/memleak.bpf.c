@@ -37,8 +37,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Set by the loader before load. */
 const volatile __u64 page_size = 4096;
-/* --probe-only: every program returns at once (the cost of the traps alone). */
-const volatile bool probe_only = false;
+/* --bench-part (enum mt_bench_part); --probe-only is MT_PART_TRAPS: every
+ * program returns at once (the cost of the traps alone). */
+const volatile __u32 bench_part = MT_PART_ALL;
 /* memtrace's own process, never traced (system-wide tracing sees it too). */
 const volatile __u32 self_tgid = 0;
 /* -s: mean bytes between samples (0: every allocation is recorded), and
@@ -224,17 +225,25 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
  */
 __noinline __u64 hash_stack(struct pt_regs *ctx)
 {
-	struct unwind_scratch *sc = unwind_scratch_get();
 	__u64 h = 0xcbf29ce484222325ULL;
+	struct unwind_scratch *sc;
 	struct mt_stack *st;
 	__u32 old, depth;
 	int n;
 
+	if (bench_part == MT_PART_BLOCKS)
+		return MT_STACK_NONE; /* not a stack error: none is taken */
+	sc = unwind_scratch_get();
 	if (!sc)
 		return MT_STACK_NONE;
 	st = &sc->st;
 	old = sc->depth;
-	n = unwind_user_stack(ctx, sc);
+	if (bench_part == MT_PART_CALLER) {
+		st->ips[0] = PT_REGS_IP(ctx); /* the return address */
+		n = 1;
+	} else {
+		n = unwind_user_stack(ctx, sc);
+	}
 	sc->depth = n > 0 ? n : 0;
 	/*
 	 * Zero what is left of a deeper stack before (the map keeps the
@@ -650,7 +659,8 @@ static __always_inline int on_entry(struct pt_regs *ctx, bool session)
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx);
 	__u64 a2 = PT_REGS_PARM3(ctx);
 
-	if (probe_only || bpf_get_current_pid_tgid() >> 32 == self_tgid)
+	if (bench_part == MT_PART_TRAPS ||
+	    bpf_get_current_pid_tgid() >> 32 == self_tgid)
 		return SKIP_RETURN;
 	switch (kind) {
 	case MT_CALL_MALLOC:
@@ -700,7 +710,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	__u32 kind, cat = MT_CAT_HEAP;
 	bool record, release = false;
 
-	if (probe_only)
+	if (bench_part == MT_PART_TRAPS)
 		return 0;
 	f = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (!f || f->depth == 0)

@@ -328,6 +328,18 @@ struct mt_unwind_module {
 	__u64 first_page;
 };
 
+/*
+ * --bench-part: how much of the work the programs do, so that a benchmark
+ * can tell what each part costs (the traps, the table of blocks, the
+ * stacks, the walk).  Anything but MT_PART_ALL is for benchmarks.
+ */
+enum mt_bench_part {
+	MT_PART_ALL = 0,     /* everything (the default) */
+	MT_PART_TRAPS,       /* nothing: every program returns at once */
+	MT_PART_BLOCKS,      /* blocks and totals, with no stack */
+	MT_PART_CALLER,      /* everything, with one-frame stacks: no walk */
+};
+
 /* --unwind. */
 enum mt_unwind_mode {
 	MT_UNWIND_FP = 0,    /* frame pointers only */

@@ -7,7 +7,10 @@
 # sqlite3 (:memory:, 20,000 rows inserted, an index, two queries) and
 # bench/cxxwork.cpp (std::map / std::string / std::vector churn, g++ -O2 -g
 # as Debian builds).  Each runs untraced, under memtrace --probe-only (the
-# trap floor), memtrace full tracing, memtrace -s 512K, memtrace
+# trap floor), memtrace --bench-part blocks and caller (the table of blocks
+# alone, then with one-frame stacks: where full tracing's cost goes, and
+# whether 1.15x of the floor is within reach on the machine), memtrace
+# full tracing, memtrace -s 512K, memtrace
 # --unwind fp (which probes every operator new/delete as well: the cost
 # before one-trap-per-C++-allocation), and, where installed, heaptrack,
 # valgrind memcheck and bpftrace with three empty probes (malloc, its
@@ -170,7 +173,7 @@ opt_tool valgrind BENCH_VALGRIND valgrind valgrind
 opt_tool bpftrace BENCH_BPFTRACE bpftrace bpftrace
 BPFTRACE_PROG="uprobe:$LIBC:malloc {} uretprobe:$LIBC:malloc {} uprobe:$LIBC:free {}"
 
-ROWS="untraced floor full sampling fpwalk heaptrack valgrind bpftrace"
+ROWS="untraced floor blocks caller full sampling fpwalk heaptrack valgrind bpftrace"
 
 # run_row ROW WORKLOAD REP: one run; files $T/WORKLOAD.ROW.REP.*
 run_row() {
@@ -180,6 +183,7 @@ run_row() {
 	case $row in
 	untraced) ;;
 	floor) tool=("${MT[@]}" --probe-only -o "$p.report" --) ;;
+	blocks | caller) tool=("${MT[@]}" --bench-part "$row" -o "$p.report" --) ;;
 	full) tool=("${MT[@]}" -o "$p.report" --) ;;
 	sampling) tool=("${MT[@]}" -s "$SAMPLE_BYTES" -o "$p.report" --) ;;
 	fpwalk) tool=("${MT[@]}" --unwind fp -o "$p.report" --) ;;
@@ -341,6 +345,7 @@ def sh(cmd):
         return ""
 
 labels = {"untraced": "untraced", "floor": "memtrace --probe-only (floor)",
+          "blocks": "memtrace --bench-part blocks", "caller": "memtrace --bench-part caller",
           "full": "memtrace, full tracing", "sampling": f"memtrace -s {E['BENCH_SAMPLE_BYTES']}",
           "fpwalk": "memtrace, full, --unwind fp", "heaptrack": "heaptrack",
           "valgrind": "valgrind memcheck", "bpftrace": "bpftrace, 3 empty probes"}
@@ -534,6 +539,34 @@ if cost:
                   + (f"; {a - f:+.0f} ns per call over the floor" if a is not None and f else ""))
     print()
 
+# ---- where full tracing's cost goes ----
+# The --bench-part rows, each doing more of the work: what each part adds
+# (CPU, per allocator call) and what it is of the floor.  The blocks row is
+# what an exact tracer with no stacks at all costs, the lower bound of any
+# tracer keeping every block in a BPF map: when it alone is above 1.15x,
+# full tracing cannot be within 1.15x of the floor on this machine.
+steps = (("floor", "traps"), ("blocks", "the table of blocks and the totals"),
+         ("caller", "one-frame stacks (hashed and stored)"), ("full", "the walk of the whole stack"))
+parts = []
+for w, s in summary.items():
+    have = [(row, what) for row, what in steps if s.get(row) and s[row][1] is not None]
+    if len(have) < 2 or not s.get("floor") or not s["floor"][1]:
+        continue
+    fl = s["floor"][1]
+    prev, bits = None, []
+    for row, what in have:
+        v = s[row][1]
+        bits.append(f"{what} {v - (prev or 0):.0f} ns ({(v - (prev or 0)) / fl:.2f}x)" if prev is not None
+                    else f"{what} {v:.0f} ns")
+        prev = v
+    parts.append(f"  {w}: " + ", ".join(bits))
+if parts:
+    print("where full tracing's cost goes (CPU added ns per allocator call, each --bench-part row over the")
+    print("one before it; in brackets, over the floor):")
+    for l in parts:
+        print(l)
+    print()
+
 # ---- the machine's trap cost ----
 tn = [s["trap_ns"] for s in summary.values() if s.get("trap_ns")]
 tc = [s["trap_cpu_ns"] for s in summary.values() if s.get("trap_cpu_ns")]
@@ -556,6 +589,11 @@ for w, s in summary.items():
             rc = s[row][1] / s["floor"][1] if s[row][1] is not None and s["floor"][1] else None
             print(f"  {w}: {labels[row]} <= {lim:.2f}x floor: {r:.2f}x -> {'met' if r <= lim else 'MISSED'}"
                   + (f" (CPU: {rc:.2f}x)" if rc is not None else ""))
+for w, s in summary.items():
+    if s.get("blocks") and s.get("floor") and s["blocks"][1] is not None and s["floor"][1]:
+        r = s["blocks"][1] / s["floor"][1]
+        print(f"  {w}: reachable: the blocks alone, no stacks, {r:.2f}x the floor (CPU): full tracing within"
+              f" 1.15x is {'possible' if r <= 1.15 else 'out of reach'} here")
 c = summary.get("cxx", {})
 if c.get("full") and c.get("fpwalk") and c["full"][0] is not None and c["fpwalk"][0]:
     r = c["full"][0] / c["fpwalk"][0]

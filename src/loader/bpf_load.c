@@ -188,7 +188,7 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	if (!skel)
 		return -errno;
 	skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
-	skel->rodata->probe_only = o->probe_only;
+	skel->rodata->bench_part = o->bench_part;
 	skel->rodata->self_tgid = (__u32)getpid();
 	skel->rodata->follow_only = follow_only;
 	/* Not following: "followed" stays empty, follow_fork is never

@@ -18,7 +18,7 @@
 enum {
 	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
-	OPT_PROBE_ONLY, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
+	OPT_PROBE_ONLY, OPT_BENCH_PART, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
 	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
@@ -61,6 +61,7 @@ static const struct option long_opts[] = {
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "min-age", required_argument, NULL, OPT_MIN_AGE },
 	{ "probe-only", no_argument, NULL, OPT_PROBE_ONLY },
+	{ "bench-part", required_argument, NULL, OPT_BENCH_PART },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
@@ -166,6 +167,11 @@ static void usage(FILE *f)
 "                         each (default %u)\n"
 "      --probe-only       hit the probes but record nothing: measures the\n"
 "                         cost of the traps alone (for benchmarks)\n"
+"      --bench-part P     do part of the work, to measure what each part\n"
+"                         costs (for benchmarks): traps (--probe-only),\n"
+"                         blocks (blocks and totals, no stacks), caller\n"
+"                         (stacks of one frame, the allocator's caller)\n"
+"                         or all (the default)\n"
 "Output (several may be given; a format without =FILE goes to -o or stdout;\n"
 "with none, the top report does):\n"
 "      --text[=FILE]      top functions and stacks (pprof -top style)\n"
@@ -523,7 +529,20 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		o->verbose = true;
 		return 0;
 	case OPT_PROBE_ONLY:
-		o->probe_only = true;
+		o->bench_part = MT_PART_TRAPS;
+		return 0;
+	case OPT_BENCH_PART:
+		if (strcmp(arg, "all") == 0)
+			o->bench_part = MT_PART_ALL;
+		else if (strcmp(arg, "traps") == 0)
+			o->bench_part = MT_PART_TRAPS;
+		else if (strcmp(arg, "blocks") == 0)
+			o->bench_part = MT_PART_BLOCKS;
+		else if (strcmp(arg, "caller") == 0)
+			o->bench_part = MT_PART_CALLER;
+		else
+			return bad("--bench-part", arg,
+				   "expected all, traps, blocks or caller");
 		return 0;
 	case OPT_MMAP:
 		o->mmap = true;

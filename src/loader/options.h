@@ -41,7 +41,7 @@ struct mt_options {
 	const char *allocator;     /* --allocator: NULL (auto), libc, jemalloc, tcmalloc, PATH */
 	const char *symbol_prefix; /* --symbol-prefix, e.g. "je_"; "" by default */
 	bool mmap;                 /* --mmap: anonymous mmap/munmap/mremap too */
-	bool probe_only;       /* --probe-only: traps with empty programs (bench floor) */
+	uint32_t bench_part;   /* --bench-part (enum mt_bench_part); --probe-only: traps */
 	uint64_t sample_bytes; /* -s: mean bytes between samples; 0: record all */
 	uint64_t min_age_ns;   /* --min-age for the leak report */
 	uint64_t max_memory;   /* report --max-memory: budget for reading; 0: default */

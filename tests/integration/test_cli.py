@@ -46,6 +46,7 @@ BAD_VALUES = {
     "pid_negative": ["-p", "-4"],
     "max_allocs_abc": ["--max-allocs", "abc", "--", TRUE],
     "max_stacks_negative": ["--max-stacks", "-1", "--", TRUE],
+    "bench_part_foo": ["--bench-part", "foo", "--", TRUE],
 }
 
 
