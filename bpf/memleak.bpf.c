@@ -793,10 +793,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 }
 
 /*
- * -- CMD follows its children (the default; not with --no-follow): the
- * probes are then on every process, and the entry programs record only
- * the processes in "followed": CMD, and every process forked by one in
- * it (follow_fork, at the end).
+ * -- CMD follows its children (the default; not with --no-follow):
+ * "followed" holds CMD and every process forked by one in it
+ * (follow_fork, at the end), which the loader then gives probes of its
+ * own, links that carry its pid (src/loader/family.c).  The kernel runs
+ * the programs of such a link for that process alone, so the entry
+ * programs need not look the process up (a hash lookup on every call): a
+ * process not followed has no probe of memtrace's to hit.
  */
 const volatile bool follow_only = false;
 
@@ -808,20 +811,13 @@ struct {
 	__type(value, struct mt_follow);
 } followed SEC(".maps");
 
-static __always_inline bool not_followed(void)
-{
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-
-	return follow_only && !bpf_map_lookup_elem(&followed, &pid);
-}
-
 /* One entry program for every probed function (cookie: its kind). */
 SEC("uprobe")
 int BPF_KPROBE(uprobe_entry)
 {
 	__u64 *a;
 
-	if (trace_state == MT_TRACE_STOPPED || not_followed())
+	if (trace_state == MT_TRACE_STOPPED)
 		return 0;
 	a = activity_begin();
 	on_entry(ctx, false);
@@ -855,8 +851,6 @@ int BPF_KPROBE(uprobe_session)
 
 	if (trace_state == MT_TRACE_STOPPED)
 		return session_is_return() ^ SKIP_RETURN;
-	if (!session_is_return() && not_followed())
-		return SKIP_RETURN;
 	a = activity_begin();
 	ret = session_is_return() ? on_return(ctx) : on_entry(ctx, true);
 	activity_end(a);
