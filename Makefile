@@ -92,6 +92,7 @@ check: deps
 	@scripts/run-tests.sh
 
 bench: deps
+	@scripts/install-bench-deps.sh
 	@$(MAKE) --no-print-directory memtrace
 	@scripts/bench.sh
 
