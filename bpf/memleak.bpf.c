@@ -692,6 +692,9 @@ static __always_inline int on_entry(struct pt_regs *ctx, bool session)
 		return SKIP_RETURN;
 	case MT_CALL_MREMAP:
 		return enter(ctx, kind, a2, a0, leaf, session);
+	case MT_CALL_DL_STATE:
+		unwind_tell_mapped(bpf_get_current_pid_tgid() >> 32);
+		return SKIP_RETURN;
 	default:
 		return SKIP_RETURN;
 	}

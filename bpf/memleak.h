@@ -44,6 +44,10 @@ enum mt_call_kind {
 	MT_CALL_MMAP,           /* (addr, len, prot, flags, fd, off) -> addr */
 	MT_CALL_MUNMAP,         /* (addr, len), no return probe */
 	MT_CALL_MREMAP,         /* (old, old_len, new_len, flags, ...) -> addr */
+	/* Not an allocator: ld.so's _dl_debug_state, which the dynamic loader
+	 * calls (as it does for debuggers) around mapping the objects of a
+	 * dlopen: the unwinder asks the loader for their tables at once. */
+	MT_CALL_DL_STATE,
 };
 
 /*
@@ -347,7 +351,11 @@ enum mt_unwind_mode {
 	MT_UNWIND_AUTO,      /* tables, and frame pointers where there is none */
 };
 
-/* A stack met a mapped file that has no table yet: the loader makes one. */
+/*
+ * A stack met a mapped file that has no table yet: the loader makes one.
+ * With no file (dev and ino 0), process PID has mapped new objects (a
+ * dlopen): the loader makes the tables of its files it has none of.
+ */
 struct mt_unwind_missing {
 	struct mt_file_key file;
 	__u32 pid;

@@ -324,6 +324,20 @@ static __always_inline void tell_missing(const struct mt_unwind_state *u,
 }
 
 /*
+ * Process PID is mapping or has mapped new objects (a dlopen): ask the
+ * loader for the tables of all its files now, before a stack meets them
+ * (struct mt_unwind_missing with no file).  A stack that met a file with
+ * no table yet would stop there; this way the first stacks through a
+ * library dlopened a few milliseconds before are whole.
+ */
+static __always_inline void unwind_tell_mapped(__u32 pid)
+{
+	struct mt_unwind_missing m = { .pid = pid };
+
+	bpf_ringbuf_output(&unwind_missing, &m, sizeof(m), 0);
+}
+
+/*
  * Find the mapping of u->pc and its file's table.  Returns 0; -1 when pc
  * is in no executable mapping (not a frame); 1 when pc is a frame but the
  * walk cannot go past it: its file's table is not loaded yet, or (--unwind

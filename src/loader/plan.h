@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The malloc family's, new/delete's and mmap's functions together. */
-#define MT_PLAN_MAX 50
+/* The malloc family's, new/delete's, mmap's and ld.so's functions together. */
+#define MT_PLAN_MAX 51
 
 struct mt_plan {
 	char *path;         /* the file's, as it is attached to */

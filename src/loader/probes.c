@@ -89,10 +89,20 @@ static const struct probe_def mmap_defs[] = {
 	{ "mremap", MT_CALL_MREMAP },
 };
 
+/*
+ * The dynamic loader's hook for debuggers, called around the mapping of a
+ * dlopen's objects: the unwinder asks for their tables then, not when a
+ * stack first meets them (then that stack would stop there).
+ */
+static const struct probe_def dl_defs[] = {
+	{ "_dl_debug_state", MT_CALL_DL_STATE },
+};
+
 #define NALLOC (sizeof(alloc_defs) / sizeof(alloc_defs[0]))
 #define NMMAP (sizeof(mmap_defs) / sizeof(mmap_defs[0]))
 #define NCXX (sizeof(cxx_defs) / sizeof(cxx_defs[0]))
-#define MAXP (NALLOC + NCXX + NMMAP)
+#define NDL (sizeof(dl_defs) / sizeof(dl_defs[0]))
+#define MAXP (NALLOC + NCXX + NMMAP + NDL)
 
 _Static_assert(MAXP == MT_PLAN_MAX, "plan.h's MT_PLAN_MAX is the functions probed");
 
@@ -105,7 +115,18 @@ static bool has_return(uint64_t cookie)
 {
 	enum mt_call_kind kind = kind_of(cookie);
 
-	return kind != MT_CALL_FREE && kind != MT_CALL_MUNMAP;
+	return kind != MT_CALL_FREE && kind != MT_CALL_MUNMAP &&
+	       kind != MT_CALL_DL_STATE;
+}
+
+/* The functions of PL that allocate or free (not ld.so's hook). */
+static size_t alloc_funcs(const struct mt_plan *pl)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pl->n; i++)
+		n += kind_of(pl->cookies[i]) != MT_CALL_DL_STATE;
+	return n;
 }
 
 /*
@@ -340,7 +361,7 @@ static int attach_placed(struct mt_probes *p, struct memleak_bpf *skel,
 			from = p->nlinks;
 			ret = attach_session(p, skel, pid, &plans[i]);
 			tag_links(p, from, &plans[i]);
-			p->nfuncs += plans[i].n;
+			p->nfuncs += alloc_funcs(&plans[i]);
 		}
 		return ret;
 	}
@@ -359,7 +380,7 @@ static int attach_placed(struct mt_probes *p, struct memleak_bpf *skel,
 		ret = attach(p, skel->progs.uprobe_entry, pid, plans[i].path,
 			     plans[i].offs, plans[i].cookies, plans[i].n, false);
 		tag_links(p, from, &plans[i]);
-		p->nfuncs += plans[i].n;
+		p->nfuncs += alloc_funcs(&plans[i]);
 	}
 	return ret;
 }
@@ -437,6 +458,14 @@ static bool is_libc(const struct mt_object *o)
 	return fam && strcmp(fam, "glibc") == 0;
 }
 
+/* Whether OBJ is the dynamic loader (glibc's ld-linux-x86-64.so.2, ...). */
+static bool is_dynamic_loader(const struct mt_object *obj)
+{
+	const char *name = mt_object_name(obj);
+
+	return strncmp(name, "ld-", 3) == 0 || strncmp(name, "ld.so", 5) == 0;
+}
+
 /* Whether OBJ's malloc and calloc may be marked MT_COOKIE_LEAF. */
 static bool leaf_allocator(const struct mt_probes *p,
 			   const struct mt_object *obj, const char *prefix)
@@ -494,6 +523,10 @@ static int plan_object(const struct mt_probes *p,
 		if (ret == 0 && mmap &&
 		    plan_defs(&e->plan, mmap_defs, NMMAP, "", false) == 0)
 			e->has_mmap = true;
+		/* Unreadable or without the hook: stacks still ask for the
+		 * tables of the files they meet. */
+		if (ret == 0 && is_dynamic_loader(obj))
+			plan_defs(&e->plan, dl_defs, NDL, "", false);
 		if (ret == 0)
 			plan_place(&e->plan);
 		if (ret == 0 && *cxx_err == 0 && cacheable) {
@@ -697,7 +730,7 @@ int mt_probes_exec(struct mt_probes *p, struct memleak_bpf *skel,
 			continue;
 		kept[i] = true;
 		ret = remember(&now, old);
-		now.nfuncs += old->n;
+		now.nfuncs += alloc_funcs(old);
 	}
 	if (ret == 0)
 		ret = sort_links(p, &now, gone, &ip, kept, objs);

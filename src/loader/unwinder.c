@@ -392,6 +392,18 @@ static int on_missing(void *ctx, void *data, size_t size)
 	if (size < sizeof(m))
 		return 0;
 	memcpy(&m, data, sizeof(m));
+	if (!m.file.dev && !m.file.ino) {
+		/* A dlopen: every file of the process (those known skipped),
+		 * before a stack meets them; its cached mappings are stale. */
+		struct mt_objects objs;
+
+		if (mt_objects_of_pid((pid_t)m.pid, &objs) == 0) {
+			mt_unwinder_add_objects(u, &objs);
+			mt_objects_free(&objs);
+		}
+		mt_unwinder_forget(u, (pid_t)m.pid);
+		return 0;
+	}
 	/* The mapping itself: right in containers, and for deleted files. */
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", m.pid,
 		 (unsigned long long)m.start, (unsigned long long)m.end);

@@ -244,3 +244,32 @@ def _cxx_one_trap():
     # libc's malloc family (9) alone, against it and libstdc++'s 20 operators.
     check_eq(got["fp"][2] - got["auto"][2], 20, "functions not probed with the unwinder's help",
              got["auto"][3])
+
+
+SOON_LIBS = 6
+
+
+@test("unwind.dlopen_soon")
+def _dlopen_soon():
+    # Six copies of a library without frame pointers, each dlopened and
+    # allocated through 30 ms later: before memtrace's next look at the
+    # mappings (every 100 ms).  Each first stack through a library is whole
+    # only if its table was asked for when ld.so mapped it (its debugger
+    # hook, _dl_debug_state, is probed): asked for at that first stack, it
+    # would stop there.  On a build without the hook, each library has a 70%
+    # chance of a truncated stack, so all six whole by luck: 0.07%.
+    with tempfile.TemporaryDirectory() as d:
+        libs = []
+        for i in range(SOON_LIBS):
+            lib = os.path.join(d, "libsoon%d.so" % i)
+            with open(mtlib.prog_path(PLUGIN), "rb") as src, open(lib, "wb") as dst:
+                dst.write(src.read())
+            libs.append(lib)
+        res, rep, stacks, d_ = traced("dlopen_soon", libs)
+    check_no_truncation(res, rep, stacks, d_)
+    for i in range(SOON_LIBS):
+        check_chain(stack_of_size(stacks, 1000 + i, d_), "dlopen_soon.c",
+                    {"plugin_inner", "plugin_outer", "call_soon", "main", "_start"},
+                    [("plugin_inner", None), ("plugin_outer", None), ("call_soon", "CALL_SOON"),
+                     ("main", "MAIN_SOON"), ("_start", None)],
+                    ["libsoon%d.so" % i, "dlopen_soon", LIBC, "dlopen_soon"], d_)

@@ -27,7 +27,7 @@ PROGS_NOFP := -O2 -g -fomit-frame-pointer $(PROGS_WARN)
 PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7 holder served family \
 	      sizes grower phases rss_of
 PROGS_ALL  := $(PROGS_C_O0) threads sampled shapes inline nolibc \
-	      nofp libnofp_plugin.so nofp_cxx stack_edge
+	      nofp libnofp_plugin.so nofp_cxx stack_edge dlopen_soon
 
 .PHONY: tests-progs
 tests-progs: $(addprefix $(PROGS_DIR)/,$(PROGS_ALL))
@@ -49,6 +49,9 @@ $(PROGS_DIR)/inline: $(PROGS_SRC)/inline.c tests/progs/progs.mk | $(PROGS_DIR)
 
 $(PROGS_DIR)/nofp: $(PROGS_SRC)/nofp.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_NOFP) -pthread -o $@ $< -ldl
+
+$(PROGS_DIR)/dlopen_soon: $(PROGS_SRC)/dlopen_soon.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_NOFP) -o $@ $< -ldl
 
 $(PROGS_DIR)/libnofp_plugin.so: $(PROGS_SRC)/nofp_plugin.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_NOFP) -fPIC -shared -o $@ $<
