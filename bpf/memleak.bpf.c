@@ -692,9 +692,6 @@ static __always_inline int on_entry(struct pt_regs *ctx, bool session)
 		return SKIP_RETURN;
 	case MT_CALL_MREMAP:
 		return enter(ctx, kind, a2, a0, leaf, session);
-	case MT_CALL_DL_STATE:
-		unwind_tell_mapped(bpf_get_current_pid_tgid() >> 32);
-		return SKIP_RETURN;
 	default:
 		return SKIP_RETURN;
 	}
@@ -839,6 +836,19 @@ int BPF_KRETPROBE(uprobe_return)
 	a = activity_begin();
 	on_return(ctx);
 	activity_end(a);
+	return 0;
+}
+
+/*
+ * ld.so's hook for debuggers (MT_CALL_DL_STATE), hit around the mapping of
+ * a dlopen's objects: the unwinder asks for their tables now.  A program
+ * of its own, so that uprobe_entry's runs are the allocator calls.
+ */
+SEC("uprobe")
+int BPF_KPROBE(dl_mapped)
+{
+	if (bench_part != MT_PART_TRAPS && trace_state != MT_TRACE_STOPPED)
+		unwind_tell_mapped(bpf_get_current_pid_tgid() >> 32);
 	return 0;
 }
 

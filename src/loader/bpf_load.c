@@ -215,6 +215,8 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 						      MT_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.uprobe_return,
 						      MT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.dl_mapped,
+						      MT_BPF_TRACE_UPROBE_MULTI);
 	}
 	/* The session program calls a kfunc older kernels lack. */
 	if (mode == MT_LINK_SESSION)

@@ -290,6 +290,40 @@ static void plan_place(struct mt_plan *pl)
 }
 
 /*
+ * Entry probes alone, on N functions at OFFS (with COOKIES) of PATH: the
+ * allocator's to the entry program, ld.so's hook (MT_CALL_DL_STATE) to
+ * dl_mapped.
+ */
+static int attach_entries(struct mt_probes *p, struct memleak_bpf *skel,
+			  pid_t pid, const char *path, const uint64_t *offs,
+			  const uint64_t *cookies, size_t n)
+{
+	int (*attach)(struct mt_probes *, struct bpf_program *, pid_t,
+		      const char *, const uint64_t *, const uint64_t *, size_t,
+		      bool) = p->mode == MT_LINK_PERF ? attach_perf : attach_multi;
+	uint64_t aoffs[MAXP], acookies[MAXP], doffs[MAXP], dcookies[MAXP];
+	size_t na = 0, nd = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (kind_of(cookies[i]) == MT_CALL_DL_STATE) {
+			doffs[nd] = offs[i];
+			dcookies[nd++] = cookies[i];
+		} else {
+			aoffs[na] = offs[i];
+			acookies[na++] = cookies[i];
+		}
+	}
+	if (na)
+		ret = attach(p, skel->progs.uprobe_entry, pid, path, aoffs,
+			     acookies, na, false);
+	if (ret == 0 && nd)
+		ret = attach(p, skel->progs.dl_mapped, pid, path, doffs,
+			     dcookies, nd, false);
+	return ret;
+}
+
+/*
  * Sessions: the functions with a return go to the session program, which
  * serves both halves (one link); free and munmap to the entry program.
  */
@@ -313,8 +347,7 @@ static int attach_session(struct mt_probes *p, struct memleak_bpf *skel,
 		ret = link_multi(p, skel->progs.uprobe_session, pid, pl->path,
 				 offs, cookies, n, false, true);
 	if (ret == 0 && ne)
-		ret = link_multi(p, skel->progs.uprobe_entry, pid, pl->path,
-				 eoffs, ecookies, ne, false, false);
+		ret = attach_entries(p, skel, pid, pl->path, eoffs, ecookies, ne);
 	return ret;
 }
 
@@ -377,8 +410,8 @@ static int attach_placed(struct mt_probes *p, struct memleak_bpf *skel,
 		if (!plans[i].n)
 			continue;
 		from = p->nlinks;
-		ret = attach(p, skel->progs.uprobe_entry, pid, plans[i].path,
-			     plans[i].offs, plans[i].cookies, plans[i].n, false);
+		ret = attach_entries(p, skel, pid, plans[i].path, plans[i].offs,
+				     plans[i].cookies, plans[i].n);
 		tag_links(p, from, &plans[i]);
 		p->nfuncs += alloc_funcs(&plans[i]);
 	}
