@@ -92,7 +92,7 @@ check: deps
 	@scripts/run-tests.sh
 
 bench: deps
-	@scripts/install-bench-deps.sh
+	@scripts/install-deps.sh bench
 	@$(MAKE) --no-print-directory memtrace
 	@scripts/bench.sh
 

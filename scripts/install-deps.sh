@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Install the Debian packages memtrace needs to build, run and test.
+# Install the Debian packages memtrace needs to build, run and test;
+# with "bench", those `make bench` compares memtrace with instead: heaptrack
+# (it pulls in Boost) and bpftrace, which nothing but the benchmark uses
+# (its rows say why they were skipped when they are missing).
 # Idempotent: prints nothing and changes nothing when all are present.
 set -euo pipefail
 
+if [ "${1:-}" = bench ]; then
+	PKGS=(heaptrack bpftrace)
+else
 PKGS=(
 	make gcc g++ clang bpftool pkg-config
 	libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-dev libcapstone-dev
@@ -16,6 +22,7 @@ PKGS=(
 	man-db bash-completion
 	chromium  # headless, loads the SVG memtrace writes (tests/integration/browser.py)
 )
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -265,6 +265,30 @@ static int bad(const char *opt, const char *val, const char *why)
 	return -1;
 }
 
+/* The words of --unwind and --bench-part, by their enums' values. */
+static const char *const unwind_words[] = {
+	[MT_UNWIND_FP] = "fp", [MT_UNWIND_CFI] = "cfi",
+	[MT_UNWIND_AUTO] = "auto", NULL,
+};
+static const char *const part_words[] = {
+	[MT_PART_ALL] = "all", [MT_PART_TRAPS] = "traps",
+	[MT_PART_BLOCKS] = "blocks", [MT_PART_CALLER] = "caller", NULL,
+};
+
+/* ARG, one of WORDS (NULL-terminated), as its index; else WHY. */
+static int parse_word(const char *opt, const char *arg,
+		      const char *const *words, const char *why,
+		      uint32_t *out)
+{
+	for (uint32_t i = 0; words[i]; i++) {
+		if (strcmp(arg, words[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return bad(opt, arg, why);
+}
+
 static int parse_long(const char *opt, const char *s, long min, long max,
 		      long *out)
 {
@@ -463,15 +487,8 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		o->max_stacks = (uint32_t)v;
 		return 0;
 	case OPT_UNWIND:
-		if (strcmp(arg, "auto") == 0)
-			o->unwind = MT_UNWIND_AUTO;
-		else if (strcmp(arg, "cfi") == 0)
-			o->unwind = MT_UNWIND_CFI;
-		else if (strcmp(arg, "fp") == 0)
-			o->unwind = MT_UNWIND_FP;
-		else
-			return bad("--unwind", arg, "expected auto, cfi or fp");
-		return 0;
+		return parse_word("--unwind", arg, unwind_words,
+				  "expected auto, cfi or fp", &o->unwind);
 	case OPT_MAX_UNWIND_ROWS:
 		if (parse_long("--max-unwind-rows", arg, 1024, 1L << 27, &v))
 			return -1;
@@ -532,18 +549,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		o->bench_part = MT_PART_TRAPS;
 		return 0;
 	case OPT_BENCH_PART:
-		if (strcmp(arg, "all") == 0)
-			o->bench_part = MT_PART_ALL;
-		else if (strcmp(arg, "traps") == 0)
-			o->bench_part = MT_PART_TRAPS;
-		else if (strcmp(arg, "blocks") == 0)
-			o->bench_part = MT_PART_BLOCKS;
-		else if (strcmp(arg, "caller") == 0)
-			o->bench_part = MT_PART_CALLER;
-		else
-			return bad("--bench-part", arg,
-				   "expected all, traps, blocks or caller");
-		return 0;
+		return parse_word("--bench-part", arg, part_words,
+				  "expected all, traps, blocks or caller",
+				  &o->bench_part);
 	case OPT_MMAP:
 		o->mmap = true;
 		return 0;
