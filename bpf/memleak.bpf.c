@@ -193,6 +193,17 @@ static __always_inline void count(enum mt_counter c, __u64 v)
 		__sync_fetch_and_add(p, v);
 }
 
+/* One word into a 64-bit hash: stack ids, and the check words of the
+ * unwinder's per-CPU caches (unwind.h). */
+#define MT_MIX_SEED 0xcbf29ce484222325ULL
+
+static __always_inline __u64 mix(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
 #include "unwind.h"
 #include "proc_totals.h"
 
@@ -208,13 +219,6 @@ static __always_inline struct mt_inflight *thread_state(void)
 	return f;
 }
 
-static __always_inline __u64 mix(__u64 h, __u64 v)
-{
-	h ^= v;
-	h *= 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
-}
-
 /*
  * hash_stack: the one place where a stack is taken.  Walks the user stack
  * into this CPU's scratch and returns the id it is stored under in
@@ -225,7 +229,7 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
  */
 __noinline __u64 hash_stack(struct pt_regs *ctx)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 h = MT_MIX_SEED;
 	struct unwind_scratch *sc;
 	struct mt_stack *st;
 	__u32 old, depth;

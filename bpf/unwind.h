@@ -28,7 +28,8 @@
  * scratch and the process's mapping cache are looked up once a walk
  * (struct uw_walk).
  *
- * The includer defines count() and the counters it adds to.
+ * The includer defines count() and the counters it adds to, and mix(),
+ * MT_MIX_SEED (the check words of the caches are hashes).
  */
 #ifndef MEMTRACE_BPF_UNWIND_H
 #define MEMTRACE_BPF_UNWIND_H
@@ -231,13 +232,11 @@ static long vma_info_cb(struct task_struct *task, struct vm_area_struct *vma,
 
 static __always_inline __u64 vma_check(const struct uw_vma *e)
 {
-	__u64 h = e->start * 0x9e3779b97f4a7c15ULL;
+	__u64 h = mix(MT_MIX_SEED, e->start);
 
-	h = (h ^ e->end) * 0xbf58476d1ce4e5b9ULL;
-	h = (h ^ e->delta) * 0x94d049bb133111ebULL;
-	h = (h ^ e->file.dev) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ e->file.ino) * 0xbf58476d1ce4e5b9ULL;
-	return (h ^ (h >> 31)) | 1; /* never 0: a zeroed slot is empty */
+	h = mix(mix(h, e->end), e->delta);
+	h = mix(mix(h, e->file.dev), e->file.ino);
+	return h | 1; /* never 0: a zeroed slot is empty */
 }
 
 /* The process's cache, made on first use, emptied after exec. */
@@ -458,10 +457,7 @@ static __always_inline int stack_word(struct unwind_scratch *sc, __u64 addr,
 
 static __always_inline __u64 row_check(__u64 key, __u64 row)
 {
-	__u64 h = (key ^ 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
-
-	h = (h ^ row ^ (h >> 29)) * 0x94d049bb133111ebULL;
-	return (h ^ (h >> 32)) | 1; /* never 0: a zeroed slot is empty */
+	return mix(mix(MT_MIX_SEED, key), row) | 1; /* never 0: empty */
 }
 
 /* find_row(M, OFF) through this CPU's cache of rows. */
