@@ -82,24 +82,33 @@ static void find_fde_table(Elf *elf, size_t nph, struct builder *b)
 	}
 }
 
-/* The lowest FDE start above A; UINT64_MAX without the table, or none. */
-static uint64_t next_fde(const struct builder *b, uint64_t a)
+/* Where the search table's FDE I starts. */
+static uint64_t fde_start(const struct builder *b, size_t i)
+{
+	return b->hdr_vaddr + (uint64_t)(int64_t)le32(b->fde_table + 8 * i);
+}
+
+/*
+ * The next address that may have CFI, past A, which has none: the lowest
+ * FDE start above A (UINT64_MAX: no FDE starts above), or without the
+ * table A + 1.  No FDE covers what lies between: one that began lower and
+ * reached past A would cover A.
+ */
+static uint64_t next_covered(const struct builder *b, uint64_t a)
 {
 	size_t lo = 0, hi = b->nfde;
 
 	if (!b->fde_table)
-		return UINT64_MAX;
+		return a + 1;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint64_t s = b->hdr_vaddr + (uint64_t)(int64_t)le32(b->fde_table + 8 * mid);
 
-		if (s <= a)
+		if (fde_start(b, mid) <= a)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < b->nfde ? b->hdr_vaddr + (uint64_t)(int64_t)le32(b->fde_table + 8 * lo)
-			    : UINT64_MAX;
+	return lo < b->nfde ? fde_start(b, lo) : UINT64_MAX;
 }
 
 /* Whether file offset OFF is skipped code; *NEXT: the next range edge
@@ -250,13 +259,9 @@ static int segment_rows(struct builder *b, Dwarf_CFI *cfi, uint64_t vaddr,
 
 		if (dwarf_cfi_addrframe(cfi, a, &frame) != 0) {
 			/* No CFI here: step by frame pointer up to the next
-			 * FDE (gaps are padding, mostly).  No FDE covers
-			 * what lies below it: one that began lower and
-			 * reached past A would cover A. */
-			uint64_t next = next_fde(b, a);
+			 * FDE (gaps are padding, mostly). */
+			uint64_t next = next_covered(b, a);
 
-			if (next == UINT64_MAX || next <= a)
-				next = a + 1; /* no table: byte by byte */
 			if (next > end)
 				next = end;
 			r.kind = MT_UW_NONE;
