@@ -233,14 +233,9 @@ static void system_tick(void *arg)
 static void family_new_files(void *arg)
 {
 	struct mt_tracer *tr = arg;
-	struct mt_objects now;
 
 	/* Their unwind tables, as without following (one_new_files). */
-	if (mt_objects_of_pid(tr->t->pid, &now) == 0) {
-		mt_unwinder_add_objects(&tr->uw, &now);
-		mt_unwinder_forget(&tr->uw, tr->t->pid);
-		mt_objects_free(&now);
-	}
+	mt_unwinder_add_process(&tr->uw, tr->t->pid);
 	mt_system_scan(&tr->sys, tr->skel, &tr->probes);
 }
 

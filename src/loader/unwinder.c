@@ -393,15 +393,8 @@ static int on_missing(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&m, data, sizeof(m));
 	if (!m.file.dev && !m.file.ino) {
-		/* A dlopen: every file of the process (those known skipped),
-		 * before a stack meets them; its cached mappings are stale. */
-		struct mt_objects objs;
-
-		if (mt_objects_of_pid((pid_t)m.pid, &objs) == 0) {
-			mt_unwinder_add_objects(u, &objs);
-			mt_objects_free(&objs);
-		}
-		mt_unwinder_forget(u, (pid_t)m.pid);
+		/* A dlopen: every new file, before a stack meets it. */
+		mt_unwinder_add_process(u, (pid_t)m.pid);
 		return 0;
 	}
 	/* The mapping itself: right in containers, and for deleted files. */
@@ -420,6 +413,17 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid)
 
 	if (u->vmas_fd >= 0)
 		bpf_map_delete_elem(u->vmas_fd, &key);
+}
+
+void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid)
+{
+	struct mt_objects objs;
+
+	if (mt_objects_of_pid(pid, &objs))
+		return;
+	mt_unwinder_add_objects(u, &objs);
+	mt_unwinder_forget(u, pid);
+	mt_objects_free(&objs);
 }
 
 int mt_unwinder_fd(const struct mt_unwinder *u)

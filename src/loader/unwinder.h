@@ -90,6 +90,11 @@ void mt_unwinder_wait(struct mt_unwinder *u);
  * (a new file may lie where an unmapped one was). */
 void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
 
+/* PID mapped new files (a dlopen): the tables of those that have none,
+ * and its cached mappings forgotten.  Nothing when its files cannot be
+ * read (it is gone). */
+void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid);
+
 /* A descriptor that is readable when the BPF program asks for a table
  * (then call mt_unwinder_poll()); -1 when tables are off. */
 int mt_unwinder_fd(const struct mt_unwinder *u);
