@@ -553,12 +553,10 @@ for w, s in summary.items():
     if len(have) < 2 or not s.get("floor") or not s["floor"][1]:
         continue
     fl = s["floor"][1]
-    prev, bits = None, []
-    for row, what in have:
-        v = s[row][1]
-        bits.append(f"{what} {v - (prev or 0):.0f} ns ({(v - (prev or 0)) / fl:.2f}x)" if prev is not None
-                    else f"{what} {v:.0f} ns")
-        prev = v
+    bits = [f"{have[0][1]} {s[have[0][0]][1]:.0f} ns"]
+    for (before, _), (row, what) in zip(have, have[1:]):
+        d = s[row][1] - s[before][1]
+        bits.append(f"{what} {d:.0f} ns ({d / fl:.2f}x)")
     parts.append(f"  {w}: " + ", ".join(bits))
 if parts:
     print("where full tracing's cost goes (CPU added ns per allocator call, each --bench-part row over the")
