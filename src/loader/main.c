@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 		return 2;
 	/* Under sudo, CMD and the files written are the invoking user's. */
 	if (runas.sudo)
-		mt_outfile_owner(runas.uid, runas.gid);
+		mt_outfile_owner(runas.uid, runas.gid, runas.groups, runas.ngroups);
 	t.child.runas = o.as_root ? NULL : &runas;
 	if (o.record && mt_record_prepare(&o))
 		return 1;

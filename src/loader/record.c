@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "outfile.h"
 #include "reports.h"
 
 #define INDEX "index.tsv"
@@ -30,16 +31,16 @@ int mt_record_prepare(struct mt_options *o)
 {
 	const char *dir = o->record;
 	const char *idx, *prof;
-	struct stat st;
+	int err;
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return mt_fail("--record %s: %s", dir, strerror(errno));
-	/* Not through another user's link, not into another's directory. */
-	if (lstat(dir, &st) || !S_ISDIR(st.st_mode))
-		return mt_fail("--record %s: not a directory", dir);
-	if (st.st_uid != geteuid() && st.st_uid != 0)
+	/* As the user (outfile.h): not through another user's link, not
+	 * into another's directory. */
+	err = mt_outfile_mkdir(dir, 0755);
+	if (err == -MT_OUTFILE_EFOREIGN_FILE)
 		return mt_fail("--record %s: the directory belongs to another user",
 			       dir);
+	if (err)
+		return mt_fail("--record %s: %s", dir, mt_outfile_strerror(err));
 	idx = in_dir(dir, INDEX);
 	prof = in_dir(dir, PROFILE);
 	if (!idx || !prof)
@@ -77,14 +78,15 @@ void mt_record_index(const struct mt_options *o, unsigned seq, double t_s,
 		mt_reports_numbered(PROFILE, seq, name, sizeof(name));
 	else
 		snprintf(name, sizeof(name), "%s", PROFILE);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
+	fd = mt_outfile_append(path, 0644);
+	if (fd < 0)
+		errno = -fd;
 	f = fd >= 0 ? fdopen(fd, "a") : NULL;
 	if (!f) {
 		if (fd >= 0)
 			close(fd);
 		fprintf(stderr, "memtrace: --record: cannot write %s: %s\n",
-			path, strerror(errno));
+			path, mt_outfile_strerror(errno));
 		return;
 	}
 	fprintf(f, "%u\t%.3f\t%.3f\t%llu\t%s\n", seq, t_s, at_s,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "outfile.h"
 #include "record.h"
 #include "blocks.h"
 #include "filter.h"
@@ -123,7 +124,7 @@ static void remove_numbered(const struct mt_options *o, unsigned seq)
 		if (o->outputs[i].path &&
 		    mt_reports_numbered(o->outputs[i].path, seq, path,
 					sizeof(path)) == 0)
-			unlink(path);
+			mt_outfile_unlink(path);
 }
 
 /* Heap bytes in use in RAW's header. */

@@ -58,8 +58,8 @@ static int open_dest(const char *path, struct mt_outfile *of, FILE **f)
 {
 	int ret;
 
-	of->fd = -1;
-	of->dest = of->tmp = NULL;
+	of->fd = of->dirfd = -1;
+	of->dest = of->tmp = of->name = NULL;
 	*f = stdout;
 	if (!path)
 		return 0;

@@ -65,8 +65,8 @@ static int roll(struct mt_tl_csv *c)
 		to = numbered(dest, k);
 		if (!from || !to)
 			ret = -ENOMEM;
-		else if (rename(from, to) && errno != ENOENT)
-			ret = -errno;
+		else if ((ret = mt_outfile_rename(from, to)) == -ENOENT)
+			ret = 0;
 		free(from);
 		free(to);
 	}

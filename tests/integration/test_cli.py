@@ -433,6 +433,11 @@ def run_ids_under(env, extra=()):
     questions; returns (uid, gid, groups) of CMD and the report's owner."""
     d = os.path.join(mtlib.TMPDIR, "sudo.%d" % len(os.listdir(mtlib.TMPDIR)))
     os.makedirs(d)
+    # The report is written with the invoking user's rights: a directory
+    # that user may write, on a path that user may search.
+    os.chmod(mtlib.TMPDIR, 0o755)
+    if "SUDO_UID" in env and env["SUDO_UID"] != "0":
+        os.chown(d, int(env["SUDO_UID"]), int(env["SUDO_GID"]))
     out = os.path.join(d, "report.txt")
     got = []
     for flag in ("-u", "-g", "-G"):

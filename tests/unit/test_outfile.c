@@ -84,7 +84,7 @@ static int setup(void **state)
 	snprintf(dir, sizeof(dir), "/tmp/test_outfile.XXXXXX");
 	if (!mkdtemp(dir) || chmod(dir, 01777))
 		return -1;
-	mt_outfile_owner((uid_t)-1, (gid_t)-1);
+	mt_outfile_owner((uid_t)-1, (gid_t)-1, NULL, 0);
 	return 0;
 }
 
@@ -109,7 +109,7 @@ static void foreign_link(const char *target, const char *name)
 	if (geteuid() == 0)
 		assert_int_equal(lchown(in_dir(name), OTHER_UID, OTHER_UID), 0);
 	else /* the link is ours: make memtrace write for another user */
-		mt_outfile_owner(getuid() + 1, getgid());
+		mt_outfile_owner(getuid() + 1, getgid(), NULL, 0);
 }
 
 static void test_new_file(void **state)
@@ -183,10 +183,10 @@ static void test_foreign_link_refused(void **state)
 	foreign_link(in_dir("nothing-yet"), "dangling");
 	assert_int_equal(mt_outfile_check(in_dir("dangling")), -MT_OUTFILE_EFOREIGN_LINK);
 	assert_int_equal(access(in_dir("nothing-yet"), F_OK), -1);
-	mt_outfile_owner((uid_t)-1, (gid_t)-1);
+	mt_outfile_owner((uid_t)-1, (gid_t)-1, NULL, 0);
 	assert_int_equal(symlink(in_dir("link"), in_dir("mine")), 0);
 	if (geteuid() != 0)
-		mt_outfile_owner(getuid() + 1, getgid());
+		mt_outfile_owner(getuid() + 1, getgid(), NULL, 0);
 	assert_int_equal(mt_outfile_open(&f, in_dir("mine")), -MT_OUTFILE_EFOREIGN_LINK);
 	assert_string_equal(get(in_dir("victim")), "secret\n");
 }
@@ -239,7 +239,7 @@ static void test_owner_of_new_files(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip(); /* only root can give a file to another user */
-	mt_outfile_owner(OTHER_UID, OTHER_UID);
+	mt_outfile_owner(OTHER_UID, OTHER_UID, NULL, 0);
 	assert_int_equal(mt_outfile_open(&f, in_dir("for-them")), 0);
 	assert_int_equal(mt_outfile_commit(&f), 0);
 	assert_int_equal(stat(in_dir("for-them"), &st), 0);
@@ -327,6 +327,73 @@ static void test_stdout_to_file(void **state)
 	assert_int_equal(entries(), 1);
 }
 
+/* Another user's link to a directory, anywhere on the path: refused. */
+static void test_foreign_directory_link(void **state)
+{
+	struct mt_outfile f;
+
+	(void)state;
+	assert_int_equal(mkdir(in_dir("real"), 0755), 0);
+	foreign_link(in_dir("real"), "dirlink");
+	assert_int_equal(mt_outfile_check(in_dir("dirlink/heap.txt")),
+			 -MT_OUTFILE_EFOREIGN_LINK);
+	assert_int_equal(mt_outfile_open(&f, in_dir("dirlink/heap.txt")),
+			 -MT_OUTFILE_EFOREIGN_LINK);
+	assert_int_equal(mt_outfile_mkdir(in_dir("dirlink/rec"), 0755),
+			 -MT_OUTFILE_EFOREIGN_LINK);
+	assert_int_equal(mt_outfile_append(in_dir("dirlink/index.tsv"), 0644),
+			 -MT_OUTFILE_EFOREIGN_LINK);
+	assert_int_equal(access(in_dir("real/heap.txt"), F_OK), -1);
+	assert_int_equal(access(in_dir("real/rec"), F_OK), -1);
+	rmdir(in_dir("real"));
+}
+
+/* A FIFO: nobody reading is an error, not a wait; another user's is refused. */
+static void test_fifo(void **state)
+{
+	struct mt_outfile f;
+
+	(void)state;
+	assert_int_equal(mkfifo(in_dir("fifo"), 0600), 0);
+	assert_int_equal(mt_outfile_open(&f, in_dir("fifo")), -MT_OUTFILE_ENOREADER);
+	assert_non_null(strstr(mt_outfile_strerror(-MT_OUTFILE_ENOREADER), "no reader"));
+	if (geteuid() != 0)
+		return;
+	assert_int_equal(chown(in_dir("fifo"), OTHER_UID, OTHER_UID), 0);
+	assert_int_equal(mt_outfile_check(in_dir("fifo")), -MT_OUTFILE_EFOREIGN_FILE);
+	assert_int_equal(mt_outfile_open(&f, in_dir("fifo")), -MT_OUTFILE_EFOREIGN_FILE);
+}
+
+/* Writing for another user (root under sudo): with that user's rights. */
+static void test_as_user(void **state)
+{
+	struct mt_outfile f;
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* only root can take another user's rights */
+	assert_int_equal(mkdir(in_dir("roots"), 0755), 0);
+	mt_outfile_owner(OTHER_UID, OTHER_UID, NULL, 0);
+	assert_int_equal(mt_outfile_check(in_dir("roots/x")), -EACCES);
+	assert_int_equal(mt_outfile_open(&f, in_dir("roots/x")), -EACCES);
+	assert_int_equal(mt_outfile_mkdir(in_dir("roots/d"), 0755), -EACCES);
+	/* The thread's rights are root's again afterwards. */
+	assert_int_equal(mt_outfile_user_enter(), 1);
+	assert_int_equal(faccessat(AT_FDCWD, in_dir("roots"), W_OK, AT_EACCESS), -1);
+	mt_outfile_user_leave(1);
+	assert_int_equal(faccessat(AT_FDCWD, in_dir("roots"), W_OK, AT_EACCESS), 0);
+	/* In the sticky directory: the user's file. */
+	assert_int_equal(mt_outfile_mkdir(in_dir("theirs"), 0755), 0);
+	assert_int_equal(mt_outfile_open(&f, in_dir("theirs/x")), 0);
+	assert_int_equal(mt_outfile_commit(&f), 0);
+	assert_int_equal(stat(in_dir("theirs/x"), &st), 0);
+	assert_int_equal(st.st_uid, OTHER_UID);
+	unlink(in_dir("theirs/x"));
+	rmdir(in_dir("theirs"));
+	rmdir(in_dir("roots"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +407,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_check_creates_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_devices_in_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdout_to_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_directory_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_as_user, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("outfile", tests, NULL, NULL);
