@@ -57,6 +57,8 @@ struct mt_tracer {
 	char cxx[1024];              /* where new/delete were probed */
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
+	char main_alloc[600];        /* the command's allocator after an exec */
+	bool held_once;              /* a process held at ld.so's first call */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 
