@@ -32,11 +32,29 @@
 
 /* ---- byte strings: mt_prologue_scan() -------------------------------- */
 
-/* Scan CODE for KIND: the advance, or -1 when nothing was found. */
-static long scan(const uint8_t *code, size_t len, int kind)
+/* The arguments of the plainest function of KIND (malloc, free, ...). */
+static int kind_nargs(int kind)
+{
+	switch (kind) {
+	case MT_CALL_MALLOC: case MT_CALL_FREE: case MT_CALL_DELETE:
+	case MT_CALL_VALLOC: case MT_CALL_PVALLOC:
+		return 1;
+	case MT_CALL_CALLOC: case MT_CALL_REALLOC: case MT_CALL_ALIGNED_ALLOC:
+	case MT_CALL_MUNMAP:
+		return 2;
+	case MT_CALL_POSIX_MEMALIGN: case MT_CALL_REALLOCARRAY:
+		return 3;
+	default:
+		return 6;
+	}
+}
+
+/* Scan CODE for KIND with NARGS arguments: the advance, or -1 when nothing
+ * was found. */
+static long scan_n(const uint8_t *code, size_t len, int kind, int nargs)
 {
 	size_t adv = 12345;
-	bool found = mt_prologue_scan(code, len, kind, &adv);
+	bool found = mt_prologue_scan(code, len, kind, nargs, &adv);
 
 	if (!found) {
 		assert_int_equal(adv, 0);
@@ -45,9 +63,17 @@ static long scan(const uint8_t *code, size_t len, int kind)
 	return (long)adv;
 }
 
+static long scan(const uint8_t *code, size_t len, int kind)
+{
+	return scan_n(code, len, kind, kind_nargs(kind));
+}
+
 #define SCAN(kind, ...)                                                       \
 	scan((const uint8_t[]){ __VA_ARGS__ },                                \
 	     sizeof((const uint8_t[]){ __VA_ARGS__ }), (kind))
+#define SCAN_N(kind, nargs, ...)                                              \
+	scan_n((const uint8_t[]){ __VA_ARGS__ },                              \
+	       sizeof((const uint8_t[]){ __VA_ARGS__ }), (kind), (nargs))
 
 static void test_emulated_first_instruction_stays(void **state)
 {
@@ -63,18 +89,38 @@ static void test_argument_or_stack_write_stops(void **state)
 	(void)state;
 	/* mov %rsi,%rdi writes an argument: nothing may be skipped. */
 	assert_int_equal(SCAN(MT_CALL_FREE, 0x48, 0x89, 0xf7, 0x55), -1);
-	/* mov %rdi,%r8: r8 is an argument register too. */
-	assert_int_equal(SCAN(MT_CALL_FREE, 0x49, 0x89, 0xf8, 0x55), -1);
-	/* mov %rdi,%rbx: not an argument, but callee-saved: kept simple. */
-	assert_int_equal(SCAN(MT_CALL_FREE, 0x48, 0x89, 0xfb, 0x55), -1);
+	/* mov %rdi,%r8: r8 is the fifth argument register, kept when the
+	 * function's arguments are not known. */
+	assert_int_equal(SCAN_N(MT_CALL_FREE, -1, 0x49, 0x89, 0xf8, 0x55), -1);
+	assert_int_equal(SCAN_N(MT_CALL_XALLOCX, 5, 0x49, 0x89, 0xf8, 0x55), -1);
 	/* sub $8,%rsp and mov %rsp,%rbp move the stack or frame pointer. */
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x83, 0xec, 0x08, 0x55), -1);
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x89, 0xe5, 0x55), -1);
 	/* A store to memory: mov %rdi,(%rax). */
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x89, 0x38, 0x55), -1);
-	/* mov 0x0(%rip),%rdx loads into an argument register. */
-	assert_int_equal(SCAN(MT_CALL_FREE, 0x48, 0x8b, 0x15, 0, 0, 0, 0, 0x55),
+	/* mov 0x0(%rip),%rdx loads into posix_memalign's size. */
+	assert_int_equal(SCAN(MT_CALL_POSIX_MEMALIGN, 0x48, 0x8b, 0x15, 0, 0, 0,
+			      0, 0x55),
 			 -1);
+	/* Without REX, 8-bit register 7 is %bh (rbx), 6 %dh (rdx): mov $1,%dh
+	 * writes posix_memalign's size, mov $1,%bh nothing of calloc's. */
+	assert_int_equal(SCAN(MT_CALL_POSIX_MEMALIGN, 0xb6, 0x01, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_CALLOC, 0xb7, 0x01, 0x55), 2);
+	/* With REX, it is %dil: rdi. */
+	assert_int_equal(SCAN(MT_CALL_CALLOC, 0x40, 0xb7, 0x01, 0x55), -1);
+	/* A store through a fs-relative address: mov %rax,%fs:0x10. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x64, 0x48, 0x89, 0x04, 0x25,
+			      0x10, 0, 0, 0, 0x55),
+			 -1);
+	/* mul, div (implicit rdx:rax; div traps), xchg, pop, call *%rax. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0xf7, 0xe6, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0xf7, 0xf1, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x87, 0xc1, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x58, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0xff, 0xd0, 0x55), -1);
+	/* lea's register form does not exist; cqto writes rdx. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x8d, 0xc0, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_POSIX_MEMALIGN, 0x48, 0x99, 0x55), -1);
 }
 
 static void test_flags_and_scratch_writes_are_skipped(void **state)
@@ -200,17 +246,16 @@ static void test_truncated_or_long_prologue(void **state)
 	assert_int_equal(scan(NULL, 0, MT_CALL_FREE), -1);
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x8b), -1);
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x8b, 0x05, 0, 0), -1);
-	/* Only the first 8 instructions are looked at. */
-	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x85, 0xc0, 0x48, 0x85,
+	/* Only the first 24 instructions are looked at. */
+#define TEST8 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, \
+	0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0,  \
+	0x48, 0x85, 0xc0
+	assert_int_equal(SCAN(MT_CALL_MALLOC, TEST8, TEST8, 0x48, 0x85, 0xc0,
+			      0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85,
 			      0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48,
-			      0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0,
-			      0x55),
-			 21);
-	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x85, 0xc0, 0x48, 0x85,
-			      0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48,
-			      0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0,
-			      0x48, 0x85, 0xc0, 0x55),
-			 -1);
+			      0x85, 0xc0, 0x55),
+			 69);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, TEST8, TEST8, TEST8, 0x55), -1);
 }
 
 /* ---- ELF files: file offsets of functions ----------------------------- */
@@ -286,7 +331,9 @@ static long probe_advance(const char *path, const char *name, int kind)
 
 	if (!func_offset(path, name, &off))
 		return -1;
-	assert_int_equal(mt_prologue_entry_offset(path, off, kind, &probe), 0);
+	assert_int_equal(mt_prologue_entry_offset(path, off, kind,
+						  mt_prologue_nargs(name), &probe),
+			 0);
 	assert_true(probe >= off && probe < off + 64);
 	return (long)(probe - off);
 }
@@ -364,12 +411,12 @@ static void test_self_batch_matches_single(void **state)
 	for (size_t i = 0; i < 5; i++)
 		assert_true(func_offset("/proc/self/exe", names[i], &offs[i]));
 	assert_int_equal(mt_prologue_entry_offsets("/proc/self/exe", 5, offs,
-						   kinds, probes),
+						   kinds, NULL, probes),
 			 0);
 	for (size_t i = 0; i < 5; i++)
 		assert_int_equal(probes[i] - offs[i], want[i]);
 	assert_int_equal(mt_prologue_entry_offsets("/proc/self/exe", 0, NULL,
-						   NULL, NULL),
+						   NULL, NULL, NULL),
 			 0);
 }
 
@@ -383,7 +430,7 @@ static void test_file_errors_and_non_elf(void **state)
 
 	(void)state;
 	assert_int_equal(mt_prologue_entry_offset("/nonexistent/lib.so", 16,
-						  MT_CALL_FREE, &probe),
+						  MT_CALL_FREE, 1, &probe),
 			 -ENOENT);
 	assert_int_equal(probe, 16);
 	assert_false(mt_prologue_emulated("/nonexistent/lib.so", 0));
@@ -393,12 +440,12 @@ static void test_file_errors_and_non_elf(void **state)
 	assert_int_equal(write(fd, null_check, sizeof(null_check)),
 			 (ssize_t)sizeof(null_check));
 	close(fd);
-	assert_int_equal(mt_prologue_entry_offset(path, 0, MT_CALL_FREE, &probe),
+	assert_int_equal(mt_prologue_entry_offset(path, 0, MT_CALL_FREE, 1, &probe),
 			 0);
 	assert_int_equal(probe, 0);
 	/* Past the end of the file: the entry, no error. */
 	assert_int_equal(mt_prologue_entry_offset(path, 100, MT_CALL_FREE,
-						  &probe),
+						  1, &probe),
 			 0);
 	assert_int_equal(probe, 100);
 	assert_false(mt_prologue_emulated(path, 0)); /* test %rdi,%rdi */
@@ -421,7 +468,7 @@ static void test_glibc_free_probes_push_after_null_check(void **state)
 	/* glibc 2.36: test %rdi,%rdi; je rel32; push %rbp */
 	assert_memory_equal(code, null_check, sizeof(null_check));
 	assert_int_equal(code[9], 0x55);
-	assert_int_equal(mt_prologue_entry_offset(LIBC, off, MT_CALL_FREE, &probe),
+	assert_int_equal(mt_prologue_entry_offset(LIBC, off, MT_CALL_FREE, 1, &probe),
 			 0);
 	assert_int_equal(probe, off + 9);
 	read_bytes(LIBC, probe, code, 1);
@@ -442,7 +489,7 @@ static void test_glibc_malloc_stays_at_entry(void **state)
 	assert_true((code[0] & 0xf8) == 0x50 ||
 		    (code[0] == 0x41 && (code[1] & 0xf8) == 0x50));
 	assert_int_equal(mt_prologue_entry_offset(LIBC, off, MT_CALL_MALLOC,
-						  &probe),
+						  1, &probe),
 			 0);
 	assert_int_equal(probe, off);
 	assert_true(mt_prologue_emulated(LIBC, off));
