@@ -262,7 +262,8 @@ export BENCH_T=$T BENCH_THREADS=$THREADS BENCH_OPS=$OPS BENCH_BASE_OPS=$BASE_OPS
 	BENCH_SLOTS=$SLOTS BENCH_SEED=$SEED BENCH_REPS=$REPS BENCH_STACKS=$STACKS BENCH_SNAP_BLOCKS=$SNAP_BLOCKS \
 	BENCH_SAMPLE_BYTES=$SAMPLE_BYTES \
 	BENCH_BPFTRACE_STATE=$BPFTRACE_STATE BENCH_BPFTRACE_REASON=$BPFTRACE_REASON \
-	BENCH_ELAPSED=$ELAPSED BENCH_LOADAVG=$LOADAVG BENCH_LIBC=$LIBC BENCH_MEMTRACE=$MEMTRACE
+	BENCH_ELAPSED=$ELAPSED BENCH_LOADAVG=$LOADAVG BENCH_LIBC=$LIBC BENCH_MEMTRACE=$MEMTRACE \
+	BENCH_ALLOCS="${ALLOCS[*]%%:*}"
 python3 - <<'EOF' || FAILED=1
 import os, re, statistics, subprocess, platform
 
@@ -634,8 +635,8 @@ def added_cpu(traced_row, untraced_row):
             exact &= traced_row.startswith("sampling") or h.get("drops") == 0
     return (med(added), exact) if added else None
 
-alloc_rows = sorted({r[len("full_"):] for r in runs if r.startswith("full_")
-                     and ("untraced_" + r[len("full_"):]) in runs})
+alloc_rows = [n for n in E.get("BENCH_ALLOCS", "").split()
+              if "full_" + n in runs and "untraced_" + n in runs]
 alloc_ratios = {}
 if alloc_rows:
     print()
