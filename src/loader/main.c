@@ -40,7 +40,7 @@ static const char *stop_hint(const struct mt_options *o)
 			       : "Ctrl-C to stop";
 }
 
-static void say_tracing(const struct mt_tracer *tr)
+static void say_tracing(struct mt_tracer *tr)
 {
 	const struct mt_target *t = tr->t;
 
@@ -55,6 +55,8 @@ static void say_tracing(const struct mt_tracer *tr)
 			mt_target_alloc_name(t),
 			tr->kind == MT_TRACER_FAMILY ? ", and the processes it starts" : "",
 			stop_hint(tr->o));
+	if (tr->o->verbose && mt_tracer_probes(tr))
+		mt_probes_describe(mt_tracer_probes(tr), stderr);
 }
 
 /* Trace T (NULL: every process) and report.  Returns the exit status. */

@@ -506,12 +506,21 @@ void mt_tracer_run(struct mt_tracer *tr)
 	mt_session_run(&tr->s);
 }
 
+const struct mt_probes *mt_tracer_probes(struct mt_tracer *tr)
+{
+	const struct mt_probes *p = tr->t ? mt_family_probes(&tr->fam, (uint32_t)tr->t->pid)
+					  : NULL;
+
+	if (tr->stopped || tr->kind == MT_TRACER_SYSTEM)
+		return NULL;
+	return p ? p : &tr->probes;
+}
+
 /* Where new/delete are probed for the target (following, the command's
  * own probes, which follow its dlopens and execs). */
 static const char *probed_cxx(struct mt_tracer *tr)
 {
-	const struct mt_probes *p = tr->t ? mt_family_probes(&tr->fam, (uint32_t)tr->t->pid)
-					  : NULL;
+	const struct mt_probes *p = mt_tracer_probes(tr);
 
 	if (tr->stopped)
 		return tr->cxx;
@@ -529,6 +538,9 @@ void mt_tracer_stop(struct mt_tracer *tr)
 		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 			strerror(tr->s.error));
 	snprintf(tr->cxx, sizeof(tr->cxx), "%s", probed_cxx(tr));
+	if (mt_tracer_probes(tr))
+		tr->nstepped = mt_probes_stepped(mt_tracer_probes(tr),
+						 &tr->nprobed);
 	mt_family_detach(&tr->fam); /* and no more probes for them */
 	if (tr->kind != MT_TRACER_ONE) /* last mappings; harvest exits */
 		mt_system_scan(&tr->sys, tr->skel, &tr->probes);
@@ -621,6 +633,11 @@ static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 		snprintf(sum->allocator, sizeof(sum->allocator), "%s %s%s%s",
 			 t->alloc.kind, mt_target_alloc_name(t),
 			 cxx[0] ? "; C++ new/delete in " : "", cxx);
+	if (!tr->stopped && mt_tracer_probes(tr))
+		tr->nstepped = mt_probes_stepped(mt_tracer_probes(tr),
+						 &tr->nprobed);
+	sum->probes = (uint32_t)tr->nprobed;
+	sum->probes_stepped = (uint32_t)tr->nstepped;
 }
 
 /* Following, once the probes are gone: the command's own mappings, and
