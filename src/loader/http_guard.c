@@ -255,7 +255,7 @@ int mt_guard_read_token(struct mt_http_guard *g, const char *path, char *err,
 					 "%s: the token is one line of printable characters, no spaces", path);
 	if (len < MT_GUARD_MIN_TOKEN)
 		return token_err(err, errlen,
-				 "%s: the token has fewer than 16 characters; make one with: head -c 24 /dev/urandom | base64 > FILE",
+				 "%s: the token has fewer than 16 characters; make one with: head -c 18 /dev/urandom | base64 | tr +/ -_ > FILE",
 				 path);
 	free(g->token);
 	g->token = strdup(buf);
