@@ -159,12 +159,12 @@ bool mt_guard_host_ok(const struct mt_http_guard *g, const char *host)
 bool mt_guard_origin_ok(const char *origin, const char *fetch_site,
 			const char *host)
 {
-	if (fetch_site && strcasecmp(fetch_site, "same-origin") &&
-	    strcasecmp(fetch_site, "none"))
+	if (fetch_site && strcasecmp(fetch_site, "same-origin") != 0 &&
+	    strcasecmp(fetch_site, "none") != 0)
 		return false;
 	if (!origin)
 		return true;
-	if (!host || strncasecmp(origin, "http://", 7))
+	if (!host || strncasecmp(origin, "http://", 7) != 0)
 		return false;
 	return strcasecmp(origin + 7, host) == 0;
 }
@@ -195,7 +195,7 @@ bool mt_guard_bearer_ok(const struct mt_http_guard *g, const char *auth)
 
 	if (!g->token)
 		return true;
-	if (!auth || strncasecmp(auth, "Bearer ", 7))
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
 		return false;
 	auth += 7;
 	while (*auth == ' ')
