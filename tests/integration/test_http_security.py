@@ -6,6 +6,7 @@ loopback.  On tests/progs/served (test_http.py).  Every address is a
 loopback one; every wait is bounded."""
 
 import http.client
+import http.server
 import os
 import re
 import socket
@@ -14,6 +15,7 @@ import tempfile
 import threading
 import time
 
+import browser
 import mtlib
 from mtlib import check, check_eq, test
 from test_http import go_flat, go_pprof_url
@@ -214,6 +216,45 @@ def _host_origin():
             check_eq(h.get("X-Memtrace-Snapshot"), str(i), "the snapshot's number")
         s.finish()
     finally:
+        s.close()
+
+
+@test("http_security.browser")
+def _browser():
+    """In Chromium, with evil.example resolving to 127.0.0.1 (DNS
+    rebinding): http://evil.example:PORT/ gets the 421, not the page; a
+    page of evil.example that submits a form to POST /snapshots takes no
+    snapshot (its Origin is not the server's)."""
+    s = Server("127.0.0.1:0", ["--snapshot-interval", "0"])
+    attacker = None
+    try:
+        rules = ["--host-resolver-rules=MAP evil.example 127.0.0.1"]
+        dom, _ = browser.dump_dom("http://evil.example:%d/" % s.port, args=rules)
+        check("does not name this server" in dom and 'id="flame-graph"' not in dom,
+              "Chromium got the page under another name", dom[:2000])
+        form = ('<!DOCTYPE html><html><body><form method="post" action="http://127.0.0.1:%d/snapshots">'
+                '</form><script>document.forms[0].submit()</script></body></html>' % s.port).encode()
+
+        class Page(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(form)))
+                self.end_headers()
+                self.wfile.write(form)
+
+            def log_message(self, *a):
+                pass
+        attacker = http.server.HTTPServer(("127.0.0.1", 0), Page)
+        threading.Thread(target=attacker.serve_forever, daemon=True).start()
+        dom, _ = browser.dump_dom("http://evil.example:%d/" % attacker.server_address[1], args=rules)
+        check("another site" in dom, "Chromium's cross-site POST was not refused", dom[:2000])
+        html = s.request("GET", "/")[2].decode()
+        check('id="no-snapshots"' in html, "a cross-site form took a snapshot", html[-2000:])
+        s.finish()
+    finally:
+        if attacker:
+            attacker.shutdown()
         s.close()
 
 
