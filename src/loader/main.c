@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "report_growth.h"
 #include "filter.h"
+#include "http_listen.h"
 #include "http_server.h"
 #include "keys.h"
 #include "options.h"
@@ -220,6 +221,10 @@ int main(int argc, char **argv)
 	if (!mt_privileged())
 		return mt_fail("not enough privilege: tracing needs %s",
 			       MT_CAPS_NEEDED);
+	/* --http's socket before CMD starts: a port in use stops us here. */
+	if (mt_http_listen(&o, runas.sudo ? runas.uid : (uid_t)-1,
+			   runas.sudo ? runas.gid : (gid_t)-1))
+		return 1;
 	sigfd = mt_session_signals();
 	if (sigfd < 0)
 		return mt_fail("cannot set up signal handling: %s",
