@@ -319,6 +319,8 @@ static bool better(const struct mt_sym *a, const struct mt_sym *b)
 {
 	if (!b)
 		return true;
+	if ((a->size != 0) != (b->size != 0))
+		return a->size != 0;
 	if (a->global != b->global)
 		return a->global;
 	if (a->len != b->len)

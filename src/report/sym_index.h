@@ -11,9 +11,12 @@
  * strdup (WEAK); dlopen is ___dlopen (LOCAL), dlopen@@GLIBC_2.34 and
  * dlopen@GLIBC_2.2.5.  DWARF and the address lookup may give any of them.
  * The public name is, among the function symbols starting at the address,
- * a GLOBAL, WEAK or unique one if there is any (else a LOCAL one), with
- * the shortest name without its version (valgrind's rule), then the
- * lexically least; printed without the version.
+ * one with a size if there is any (clang's libraries have size-0 aliases
+ * of unrelated functions folded into one: perf prefers the sized symbol,
+ * valgrind ignores size-0 ones), then a GLOBAL, WEAK or unique one if
+ * there is any (else a LOCAL one), with the shortest name without its
+ * version (valgrind's rule), then the lexically least; printed without
+ * the version.
  */
 #ifndef MEMTRACE_SYM_INDEX_H
 #define MEMTRACE_SYM_INDEX_H
