@@ -28,3 +28,7 @@ $(SYM_LOOKUP_STRIPPED): $(SYM_LOOKUP_LIB)
 
 $(BUILD)/tests/unit/test_sym_index $(BUILD)/tests/unit/test_sym_index-asan: \
 	$(SYM_LOOKUP_LIB) $(SYM_LOOKUP_STRIPPED)
+
+# test_perf_map symbolises addresses of this process (self_profile.c).
+$(BUILD)/tests/unit/test_perf_map: $(BUILD)/unit-objs/self_profile.o
+$(BUILD)/tests/unit/test_perf_map-asan: $(BUILD)/unit-objs-asan/self_profile.o
