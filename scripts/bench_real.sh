@@ -39,6 +39,9 @@
 #   BENCH_STARTUP_REPS=5   start-up runs (the median is shown)
 #   MEMTRACE=./memtrace    the memtrace to measure (e.g. an older build)
 #   BENCH_REAL_STACKS=10000  distinct stacks for the report-time run (0: skip)
+#   BENCH_REAL_BIG="clang node"  large programs whose report (symbolising
+#                          tens of thousands of stacks through libLLVM,
+#                          libclang-cpp, node) is timed once each (none: skip)
 #   BENCH_HEAPTRACK=1, BENCH_VALGRIND=1, BENCH_BPFTRACE=1   0 skips that row
 #   BENCH_KEEP=1           keep the run directory and print its path
 set -euo pipefail
@@ -50,6 +53,8 @@ STARTUP_REPS=${BENCH_STARTUP_REPS:-5}
 WORKLOADS=${BENCH_REAL_WORKLOADS:-gawk python3 sqlite3 cxx}
 [ "$WORKLOADS" = none ] && WORKLOADS=""
 STACKS=${BENCH_REAL_STACKS:-10000}
+BIG=${BENCH_REAL_BIG:-clang node}
+[ "$BIG" = none ] && BIG=""
 SAMPLE_BYTES=524288
 MEMTRACE=$(readlink -f "${MEMTRACE:-$PWD/memtrace}")
 # Under sudo, memtrace runs CMD as the invoking user unless --as-root: the
@@ -257,6 +262,30 @@ if [ "$STACKS" -gt 0 ]; then
 		echo "stacks report $rep $p $rc" >>"$T/runs"
 	done
 fi
+# Report time of large programs, once each: CMD's exit (stamped by the
+# shell that runs it) to memtrace's exit.
+for b in $BIG; do
+	p=$T/big.$b rc=0
+	case $b in
+	clang)
+		c=$(command -v clang-14 || command -v clang || true)
+		[ -n "$c" ] || { echo "$b: clang-14 not installed" >>"$T/bigskip"; continue; }
+		printf '#include <iostream>\n#include <map>\n#include <regex>\n#include <string>\n#include <vector>\nint main() { std::map<std::string, std::vector<int>> m; std::regex r("a+"); m["x"].push_back(1); std::cout << m.size() << std::regex_match("aa", r) << "\\n"; }\n' >"$T/big.cpp"
+		cmd=("$c" -fsyntax-only "$T/big.cpp") ;;
+	node)
+		c=$(command -v node || command -v nodejs || true)
+		[ -n "$c" ] || { echo "$b: not installed (apt-get install nodejs)" >>"$T/bigskip"; continue; }
+		printf '%s\n' "const m = new Map();" \
+			"for (let i = 0; i < 200000; i++) m.set('k' + i, {a: i, b: [i, i + 1], s: JSON.stringify({x: i})});" \
+			"let s = 0; for (const [k, v] of m) s += v.a; console.log(s);" >"$T/big.js"
+		cmd=("$c" "$T/big.js") ;;
+	*) die "unknown program '$b' in BENCH_REAL_BIG (clang node)" ;;
+	esac
+	"$PY" bench/rusage.py "$p.ru" "${MT[@]}" -o "$p.report" -- sh -c \
+		'"$@"; s=$?; date +%s%N >"$0"; exit $s' "$p.exit" "${cmd[@]}" \
+		>"$p.out" 2>"$p.err" </dev/null || rc=$?
+	echo "$b big 1 $p $rc" >>"$T/runs"
+done
 ELAPSED=$((SECONDS - START))
 
 # ---- the table ----
@@ -514,6 +543,33 @@ if rep:
     print(f"report over {int(E['BENCH_STACKS']):,} distinct stacks: {med(r['render'] for r in rep):.3f} s from churn's "
           f"exit to memtrace's (runs: {', '.join('%.3f' % r['render'] for r in rep)}; "
           f"totals {'ok' if all(r['ok'] for r in rep) else 'MISMATCH'})")
+
+try:
+    for l in open(os.path.join(T, "bigskip")):
+        print(f"report of {l.strip()}: skipped")
+except OSError:
+    pass
+for (b, row), rs in runs.items():
+    if row != "big":
+        continue
+    _, p, rc = rs[0]
+    ru, h = kv(p + ".ru"), header(p + ".report")
+    try:
+        exit_ns = int(open(p + ".exit").read())
+    except (OSError, ValueError):
+        exit_ns = None
+    if rc != 0 or not ru or exit_ns is None:
+        failed = True
+        print(f"bench_real.sh: the {b} run failed (exit {rc}):\n{tail(p + '.err')}")
+        continue
+    try:
+        stacks = re.search(r"^Top \d+ stacks", open(p + ".report").read(), re.M) is not None
+    except OSError:
+        stacks = False
+    calls = f"{h['events']:,}" if isinstance(h.get("events"), int) else "?"
+    print(f"report of {b} ({calls} allocator calls): "
+          f"{(ru[0]['end_realtime_ns'] - exit_ns) / 1e9:.2f} s from its exit to memtrace's"
+          + ("" if stacks else " (no stacks in the report!)"))
 
 # ---- the BPF programs' own time ----
 cost = {}

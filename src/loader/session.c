@@ -14,6 +14,7 @@
 
 #include "memleak.h"
 #include "modules.h"
+#include "perf_map.h"
 
 /* Mappings, new processes and the system-wide scan are looked at this
  * often (and at once when a ring buffer says so). */
@@ -87,6 +88,9 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 	if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT) {
 		if (event == PTRACE_EVENT_EXEC && s->on_exec)
 			s->on_exec(s->ctx, pid);
+		/* Its JIT's perf map, while its root is there to find it. */
+		if (event == PTRACE_EVENT_EXIT)
+			mt_perf_map_keep((uint32_t)pid);
 		if (main)
 			mt_modules_refresh(s->proc, true);
 		else if (event == PTRACE_EVENT_EXIT && s->on_exit_stop)

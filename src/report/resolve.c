@@ -414,24 +414,28 @@ static int resolve_dwarf(const struct lookup *lk, Dwarf_Die *cudie,
  * One frame from the ELF symbol table (with the line table's location, if
  * any); appends nothing without a symbol.
  */
-static int resolve_symbol(const struct lookup *lk, Dwfl_Module *mod,
-			  Dwarf_Addr pc, Dwarf_Die *cudie, Dwarf_Addr addr)
+static int resolve_symbol(const struct lookup *lk, Dwarf_Addr pc,
+			  Dwarf_Die *cudie, Dwarf_Addr addr)
 {
-	GElf_Off offset;
-	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(mod, pc, &offset, &sym, NULL,
-						NULL, NULL);
+	const struct mt_sym_index *syms;
+	const struct mt_sym *sym;
+	int err = mt_proc_dwfl_symbols(lk->mod, &syms);
 
-	if (!name || !name[0])
-		return 0;
+	if (err)
+		return err;
+	sym = NULL;
+	if (syms)
+		err = mt_sym_index_containing(syms, pc, &sym);
+	if (err || !sym)
+		return err;
 	struct mt_frame f = { .addr = lk->ip, .no_inlines = true };
 	const char *module = lk->mm ? lk->mm->path : NULL;
-	int err = line_at(cudie, addr, &f.file, &f.line);
 
+	err = line_at(cudie, addr, &f.file, &f.line);
 	if (!err)
-		err = public_name(lk, pc - offset, NULL, &f.function);
+		err = public_name(lk, sym->addr, NULL, &f.function);
 	if (!err && !f.function)
-		f.function = demangle(name);
+		f.function = demangle(sym->name);
 	f.module = module ? strdup(module) : NULL;
 	if (err || !f.function || missing(module, f.module)) {
 		mt_frame_clear(&f);
@@ -454,7 +458,7 @@ static int resolve_in_module(struct lookup *lk, Dwfl_Module *mod,
 	if (!err && cudie)
 		err = resolve_dwarf(lk, cudie, pc - bias);
 	if (!err && lk->out->n == before)
-		err = resolve_symbol(lk, mod, pc, cudie, pc - bias);
+		err = resolve_symbol(lk, pc, cudie, pc - bias);
 	return err;
 }
 

@@ -7,7 +7,9 @@
  * to are cached per (pid, ip) and, for an address inside a file, per
  * (file, address relative to its load bias), shared by every process that
  * maps the file (file_addrs.h); frames are interned in a hash table so that
- * equal frames share one index.
+ * equal frames share one index.  An address in none of the process's files
+ * (JIT-compiled code) is named by the process's perf map if it has one
+ * (perf_map.h), read again for each report if it changed.
  */
 #include "symbolize.h"
 #include "grow.h"
@@ -18,6 +20,7 @@
 #include "file_addrs.h"
 #include "frame.h"
 #include "itab.h"
+#include "perf_map.h"
 #include "proc_dwfl.h"
 #include "resolve.h"
 
@@ -41,6 +44,9 @@ struct dwfl_entry {
 	uint32_t pid;
 	uint64_t files;      /* hash of the modules it was opened from */
 	Dwfl *dwfl;          /* NULL until needed */
+	struct mt_perf_map jit;   /* its perf map, as last read */
+	size_t jit_report;        /* the report that last looked at it */
+	bool jit_gone;            /* then, the process had exited */
 };
 
 /*
@@ -62,6 +68,7 @@ struct mt_symcache {
 	size_t npool, pool_cap;
 	struct mt_file_addrs files; /* (file, relative address) -> pool */
 	struct mt_symcache_stats stats;
+	size_t reports;            /* mt_symbolize_cached calls so far */
 };
 
 struct symbolizer {
@@ -166,7 +173,7 @@ static int proc_entry(struct mt_symcache *c, const struct mt_process *p,
 		err = mt_itab_add(&c->proc_tab, p->pid, (uint32_t)c->nprocs);
 	if (err)
 		return err;
-	c->procs[c->nprocs] = (struct dwfl_entry){ p->pid, files, NULL };
+	c->procs[c->nprocs] = (struct dwfl_entry){ .pid = p->pid, .files = files };
 	*idx = c->nprocs++;
 	return 0;
 }
@@ -395,6 +402,54 @@ static int add_addr(struct mt_symcache *c, uint32_t pid, uint64_t ip,
 	return 0;
 }
 
+/* True when return address IP is in none of P's files. */
+static bool outside_files(const struct mt_process *p, uint64_t ip)
+{
+	uint64_t pc = ip - 1;
+
+	if (!p || ip == 0)
+		return false;
+	for (size_t i = 0; p->mods && i < p->nmods; i++)
+		if (pc >= p->mods[i].start && pc < p->mods[i].end)
+			return false;
+	return true;
+}
+
+/*
+ * The frame of IP from the perf map of raw->procs[I] (JIT code), appended
+ * to OUT if the map names it.  The map is read (again, if it changed) once
+ * a report; once the process is gone, the map kept at its exit is used.
+ */
+static int jit_frame(struct symbolizer *s, size_t i, uint64_t ip,
+		     struct mt_frame_vec *out)
+{
+	struct dwfl_entry *e = &s->c->procs[s->entry[i]];
+	const struct mt_perf_map *map = &e->jit;
+	const struct mt_perf_sym *sym;
+
+	if (e->jit_report != s->c->reports) {
+		int err = mt_perf_map_load(&e->jit, e->pid);
+
+		e->jit_report = s->c->reports;
+		e->jit_gone = err == -ESRCH;
+		if (err == -ENOMEM)
+			return err;
+		if (err == -ENOENT)
+			mt_perf_map_free(&e->jit);
+	}
+	if (e->jit_gone)
+		map = mt_perf_map_kept(e->pid);
+	sym = map ? mt_perf_map_find(map, ip - 1) : NULL;
+	if (!sym)
+		return 0;
+	struct mt_frame f = { .addr = ip, .no_inlines = true };
+
+	f.function = strdup(sym->name);
+	if (!f.function)
+		return -ENOMEM;
+	return mt_frame_vec_push(out, &f);
+}
+
 /*
  * Resolve IP of process PROC (index into raw->procs or -1) into the cache:
  * the frames another process's same address of the same file resolved to,
@@ -422,8 +477,11 @@ static int resolve_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 	err = proc >= 0 ? proc_dwfl(s, (size_t)proc, &dwfl) : 0;
 	if (!err) {
 		c->stats.resolutions++;
-		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
+		if (!m && outside_files(p, ip))
+			err = jit_frame(s, (size_t)proc, ip, &s->resolved);
 	}
+	if (!err && s->resolved.n == 0)
+		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
 	if (!err)
 		err = mt_reserve(&c->pool, &c->pool_cap, c->npool + s->resolved.n,
 			      sizeof(*c->pool));
@@ -557,8 +615,10 @@ void mt_symcache_free(struct mt_symcache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nprocs; i++)
+	for (size_t i = 0; i < c->nprocs; i++) {
 		mt_proc_dwfl_close(c->procs[i].dwfl);
+		mt_perf_map_free(&c->procs[i].jit);
+	}
 	for (size_t i = 0; i < c->nframes; i++)
 		mt_frame_clear(&c->frames[i]);
 	free(c->procs);
@@ -626,6 +686,7 @@ int mt_symbolize_cached(const struct mt_raw_profile *raw,
 	if (!c)
 		return -ENOMEM;
 	s.c = c;
+	c->reports++;
 	out->sum = raw->sum;
 	err = index_procs(&s);
 	if (!err)

@@ -6,7 +6,9 @@
  *   __widget (GLOBAL), widget (WEAK), __GI___widget (LOCAL: hidden);
  *   vfun@V1 (GLOBAL) = __vfun_old (LOCAL), vfun@@V2 (GLOBAL) = __vfun_new;
  *   longer_public_name (GLOBAL) = lp (LOCAL, shorter);
- *   __lonely and lonely_impl, both LOCAL.
+ *   __lonely and lonely_impl, both LOCAL;
+ *   fused_sized_function_name (GLOBAL, sized) = za (GLOBAL, size 0: clang's
+ *   libraries have such aliases of functions folded into one).
  */
 int __widget(int x);
 int __vfun_old(int x);
@@ -51,3 +53,15 @@ int (*get_lonely(void))(int)
 {
 	return __lonely;
 }
+
+/* Written in assembly: a C alias would get the size of its target. */
+__asm__(".text\n"
+	".globl fused_sized_function_name\n"
+	".type fused_sized_function_name, @function\n"
+	".globl za\n"
+	".type za, @function\n"
+	"fused_sized_function_name:\n"
+	"za:\n"
+	"\tleal 9(%rdi), %eax\n"
+	"\tret\n"
+	".size fused_sized_function_name, .-fused_sized_function_name\n");

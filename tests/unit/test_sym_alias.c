@@ -112,6 +112,7 @@ static void test_elf_aliases(void **state)
 		addr_of(dlvsym(h, "vfun", "V2")),
 		addr_of(dlsym(h, "longer_public_name")),
 		addr_of((void *)get_lonely()),
+		addr_of(dlsym(h, "za")),
 	};
 	static const char *const want[] = {
 		"widget",             /* WEAK, shortest, over __widget and __GI___widget */
@@ -120,10 +121,15 @@ static void test_elf_aliases(void **state)
 		"vfun",               /* vfun@@V2, over __vfun_new */
 		"longer_public_name", /* GLOBAL over the shorter LOCAL lp */
 		"__lonely",           /* only LOCAL names: the shortest */
+		/* The sized symbol over a shorter size-0 alias, as perf
+		 * and valgrind name it (clang's Sema::SubstDecl, not
+		 * TemplateDeclInstantiator::VisitDecl). */
+		"fused_sized_function_name",
 	};
 
 	assert_true(fns[0] == fns[1]);
 	assert_true(fns[2] != fns[3]);
+	assert_true(fns[6] == addr_of(dlsym(h, "fused_sized_function_name")));
 	add_module(self, object_of(fns[0]));
 	assert_non_null(strstr(self->mods[1].path, "libsym_alias.so"));
 	check_names(fx, self, fns, want, sizeof(fns) / sizeof(fns[0]));
