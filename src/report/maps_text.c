@@ -9,39 +9,47 @@
 #include <string.h>
 #include "local_elf.h"
 
-/* "START-END PERMS OFFSET DEV INODE PATH" */
-static bool parse(const char *line, uint64_t *start, uint64_t *end,
-		  bool *exec, uint64_t *offset, const char **path)
+/* A word: up to the next space or tab (at least one byte). */
+static bool word(struct mt_line *l, struct mt_line *w)
 {
-	char perms[8];
-	int n = 0;
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
-		   start, end, perms, offset, &n) != 4 || n == 0 ||
-	    *end <= *start)
-		return false;
-	*exec = strlen(perms) >= 3 && perms[2] == 'x';
-	*path = line + n;
-	return (*path)[0] == '/';
+	mt_line_skip_blanks(l);
+	w->p = l->p;
+	while (l->p < l->end && *l->p != ' ' && *l->p != '\t')
+		l->p++;
+	w->end = l->p;
+	return w->p < w->end;
 }
 
-int mt_maps_text_line(struct mt_process *proc, const char *text)
+/* "START-END PERMS OFFSET DEV INODE PATH" */
+static bool parse(struct mt_line l, uint64_t *start, uint64_t *end,
+		  bool *exec, uint64_t *offset, struct mt_line *path)
+{
+	struct mt_line perms, dev, inode;
+
+	if (!mt_line_hex(&l, true, start) || !mt_line_starts(&l, "-") ||
+	    !mt_line_hex(&l, true, end) || *end <= *start || !word(&l, &perms) ||
+	    !mt_line_hex(&l, true, offset) || !word(&l, &dev) || !word(&l, &inode))
+		return false;
+	*exec = perms.end - perms.p >= 3 && perms.p[2] == 'x';
+	mt_line_skip_blanks(&l);
+	*path = l;
+	return l.p < l.end && l.p[0] == '/';
+}
+
+int mt_maps_text_line(struct mt_process *proc, struct mt_line l)
 {
 	uint64_t start, end, offset;
+	struct mt_line pl;
 	const char *path;
 	struct mt_module *m, *v;
-	size_t len = strcspn(text, "\n");
-	char line[4200];
+	size_t len;
 	bool exec;
 
-	/* One line, so that sscanf cannot run into the next. */
-	if (len >= sizeof(line))
+	if (!parse(l, &start, &end, &exec, &offset, &pl) ||
+	    memchr(pl.p, '\0', (size_t)(pl.end - pl.p)))
 		return 0;
-	memcpy(line, text, len);
-	line[len] = '\0';
-	if (!parse(line, &start, &end, &exec, &offset, &path))
-		return 0;
-	len = strlen(path);
+	path = pl.p;
+	len = (size_t)(pl.end - pl.p);
 	for (size_t i = 0; i < proc->nmods; i++) {
 		m = &proc->mods[i];
 		if (strlen(m->path) != len || strncmp(m->path, path, len) != 0)

@@ -9,16 +9,16 @@
 #define MEMTRACE_MAPS_TEXT_H
 
 #include <stdbool.h>
+#include "line_scan.h"
 #include "profile.h"
 
 /*
- * Add the mapping the line at TEXT (up to its newline) describes to PROC's
- * modules: a file mapping starts or extends the module of its path, and
- * its first executable mapping is the module's text.  Other lines
- * (anonymous, [heap], malformed, over 4 KiB) are ignored.  Returns 0 or
- * -ENOMEM.
+ * Add the mapping line L describes to PROC's modules: a file mapping
+ * starts or extends the module of its path, and its first executable
+ * mapping is the module's text.  Other lines (anonymous, [heap],
+ * malformed) are ignored.  Returns 0 or -ENOMEM.
  */
-int mt_maps_text_line(struct mt_process *proc, const char *text);
+int mt_maps_text_line(struct mt_process *proc, struct mt_line l);
 
 /*
  * Finish PROC's modules: the load bias of each (from the ELF program

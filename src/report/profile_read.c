@@ -97,8 +97,8 @@ static int read_text(const char *path, const char *text, size_t len,
 {
 	struct mt_raw_profile raw = { 0 };
 	bool tc = mt_tcmalloc_is(text, len);
-	int ret = tc ? mt_tcmalloc_parse(text, &raw, err, errlen)
-		     : mt_jemalloc_parse(text, &raw, err, errlen);
+	int ret = tc ? mt_tcmalloc_parse(text, len, &raw, err, errlen)
+		     : mt_jemalloc_parse(text, len, &raw, err, errlen);
 
 	if (!ret) {
 		text_summary(&raw, path, tc ? "tcmalloc (gperftools heap profile)"
@@ -134,10 +134,10 @@ static bool text_too_big(const struct mt_pprof_limits *lim, size_t len,
 	return true;
 }
 
-static int read_go(const char *path, const char *text, struct mt_profile *p,
-		   char *err, size_t errlen)
+static int read_go(const char *path, const char *text, size_t len,
+		   struct mt_profile *p, char *err, size_t errlen)
 {
-	int ret = mt_go_text_parse(text, p, err, errlen);
+	int ret = mt_go_text_parse(text, len, p, err, errlen);
 
 	snprintf(p->sum.target, sizeof(p->sum.target), "profile %s", path);
 	snprintf(p->sum.allocator, sizeof(p->sum.allocator),
@@ -168,7 +168,7 @@ int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 	     mt_jemalloc_is(data, len)) && text_too_big(lim, len, err, errlen))
 		ret = -EFBIG;
 	else if (mt_go_text_is(data, len))
-		ret = read_go(path, data, p, err, errlen);
+		ret = read_go(path, data, len, p, err, errlen);
 	else if (mt_tcmalloc_is(data, len) || mt_jemalloc_is(data, len))
 		ret = read_text(path, data, len, p, err, errlen);
 	else

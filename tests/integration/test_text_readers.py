@@ -1,0 +1,81 @@
+"""memtrace report on text heap profiles and files it must refuse, as
+untrusted input (issue 23, "Readers"):
+
+  readers.big.*        200,000 stacks of each text format (tcmalloc, jemalloc,
+                       Go debug=1), made by bench/text_profiles.py: the totals
+                       in the header = the generator's (the time they take is
+                       scripts/bench.sh's, never checked here)
+  readers.bad.*        figures no profile can hold (a period of -1 or 2^64,
+                       numbers beyond 64 bits, addresses "0x-1", a NUL in a
+                       record): one line of error, exit 1
+"""
+
+import importlib.util
+import os
+
+import mtlib
+from mtlib import check_eq, test
+
+
+def generator():
+    path = os.path.join(mtlib.ROOT, "bench", "text_profiles.py")
+    spec = importlib.util.spec_from_file_location("text_profiles", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def make_big_test(fmt):
+    @test("readers.big." + fmt, needs=("memtrace",))
+    def _t():
+        path = os.path.join(mtlib.TMPDIR, "big.%s.heap" % fmt)
+        want = dict(kv.split("=") for kv in generator().write(fmt, 200000, path).split())
+        res = mtlib.run_memtrace(["report", path, "--unit", "B", "-n", "3"])
+        check_eq(res.rc, 0, "memtrace report on 200,000 %s stacks" % fmt, mtlib.tail(res.stderr))
+        rep = mtlib.parse_report(res.stdout)
+        check_eq(rep.inuse, (int(want["inuse_bytes"]), int(want["inuse_objects"])),
+                 "in use (bytes, objects) of 200,000 %s stacks" % fmt, res.stdout[:600])
+        check_eq(rep.allocated, (int(want["alloc_bytes"]), int(want["alloc_objects"])),
+                 "allocated (bytes, objects) of 200,000 %s stacks" % fmt, res.stdout[:600])
+
+
+for _f in ("tcmalloc", "jemalloc", "go"):
+    make_big_test(_f)
+
+TC = "heap profile: 1: 1 [1: 1] @ heapprofile\n"
+GO = "heap profile: 1: 1 [1: 1] @ heap/2\n"
+GO_FRAME = "#\t0x10\tmain.f+0x4\t/src/main.go:3\n"
+BIG = "9223372036854775807"  # INT64_MAX
+
+
+def make_bad_test(name, text, mention):
+    @test("readers.bad." + name, needs=("memtrace",))
+    def _t():
+        path = os.path.join(mtlib.TMPDIR, "readers.bad.%s.heap" % name)
+        with open(path, "wb") as f:
+            f.write(text.encode())
+        res = mtlib.run_memtrace(["report", path])
+        mtlib.check_one_line_error(res, "memtrace report on %r" % text[:80], (mention,))
+
+
+# Sampling periods that cannot be: negative, past 64 bits, past int64_t.
+make_bad_test("je_period_negative", "heap_v2/-1\n@ 0x10\n  t*: 1: 1 [1: 1]\n", "line 1")
+make_bad_test("je_period_2_64", "heap_v2/18446744073709551616\n@ 0x10\n  t*: 1: 1 [1: 1]\n", "line 1")
+make_bad_test("je_period_past_int64", "heap_v2/9223372036854775808\n@ 0x10\n  t*: 1: 1 [1: 1]\n", "line 1")
+make_bad_test("tc_period_negative", "heap profile: 1: 1 [1: 1] @ heap_v2/-5\n 1: 1 [1: 1] @ 0x10\n", "line 1")
+make_bad_test("go_rate_negative", "heap profile: 1: 1 [1: 1] @ heap/-2\n1: 1 [1: 1] @ 0x10\n" + GO_FRAME,
+              "line 1")
+# Figures past 64 bits (sscanf saturated them).
+make_bad_test("tc_figure_2_64", TC + " 1: 18446744073709551616 [1: 18446744073709551616] @ 0x10\n", "line 2")
+make_bad_test("go_figure_2_64", GO + "1: 18446744073709551616 [1: 18446744073709551616] @ 0x10\n" + GO_FRAME,
+              "line 2")
+make_bad_test("je_figure_2_64", "heap_v2/1\n@ 0x10\n  t*: 1: 99999999999999999999 [1: 99999999999999999999]\n",
+              "line 3")
+# An address that is not one (strtoull took "-1" as 2^64-1).
+make_bad_test("tc_address_negative", TC + " 1: 8 [1: 8] @ 0x-1\n", "line 2")
+# One block of INT64_MAX bytes with period INT64_MAX: unbiased, 2^63 x more.
+make_bad_test("tc_unbias_overflow", "heap profile: 1: 1 [1: 1] @ heap_v2/%s\n 1: 1 [1: 1] @ 0x10\n" % BIG,
+              "too large")
+# A NUL inside a record ends nothing: the record is malformed.
+make_bad_test("je_nul", "heap_v2/1\n@ 0x10\0 junk\n  t*: 1: 8 [1: 8]\n", "line 2")
+
