@@ -14,6 +14,7 @@
 #include "jemalloc_read.h"
 #include "symbolize.h"
 #include "tcmalloc_read.h"
+#include "units.h"
 
 /* The whole file, NUL-terminated, at most MAX bytes. */
 static int slurp(const char *path, size_t max, char **data, size_t *len,
@@ -147,6 +148,34 @@ static int read_go(const char *path, const char *text, size_t len,
 	return ret;
 }
 
+/*
+ * Every report sums a profile's values (per stack, per function, per
+ * process, in all, less a --base) in int64_t: the magnitudes of each value
+ * over all samples must add up to at most 2^62, so that no sum of them,
+ * nor of two profiles', can overflow.  No real profile comes near (2^62
+ * bytes is 4 EiB); one that does is refused.
+ */
+static int check_totals(const struct mt_profile *p, char *err, size_t errlen)
+{
+	for (int k = 0; k < MT_NVALUES; k++) {
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < p->nsamples; i++) {
+			int64_t v = p->samples[i].v[k];
+			uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+			if (__builtin_add_overflow(sum, a, &sum) ||
+			    sum > MT_PROFILE_MAX_TOTAL) {
+				snprintf(err, errlen, "the samples' %s add up to "
+					 "more than 2^62: not a real profile",
+					 mt_value_name((enum mt_value)k));
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 		    struct mt_profile *p, char *err, size_t errlen)
 {
@@ -174,6 +203,8 @@ int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 	else
 		ret = mt_pprof_parse(data, len, path, lim, p, err, errlen);
 	free(data);
+	if (!ret)
+		ret = check_totals(p, err, errlen);
 	if (ret)
 		mt_profile_free(p);
 	return ret;

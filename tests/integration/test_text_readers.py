@@ -6,8 +6,8 @@ untrusted input (issue 23, "Readers"):
                        in the header = the generator's (the time they take is
                        scripts/bench.sh's, never checked here)
   readers.bad.*        figures no profile can hold (a period of -1 or 2^64,
-                       numbers beyond 64 bits, addresses "0x-1", a NUL in a
-                       record): one line of error, exit 1
+                       numbers beyond 64 bits, addresses "0x-1", totals past
+                       2^62, a NUL in a record): one line of error, exit 1
 """
 
 import importlib.util
@@ -76,6 +76,25 @@ make_bad_test("tc_address_negative", TC + " 1: 8 [1: 8] @ 0x-1\n", "line 2")
 # One block of INT64_MAX bytes with period INT64_MAX: unbiased, 2^63 x more.
 make_bad_test("tc_unbias_overflow", "heap profile: 1: 1 [1: 1] @ heap_v2/%s\n 1: 1 [1: 1] @ 0x10\n" % BIG,
               "too large")
+# Totals past int64_t: Go's report said "in use: -9223372036854772737 bytes".
+make_bad_test("go_totals", GO + ("1: %s [1: %s] @ 0x10\n" % (BIG, BIG)) + GO_FRAME + "\n"
+              + "1: 4096 [1: 4096] @ 0x20\n" + GO_FRAME.replace("0x10", "0x20"), "2^62")
+make_bad_test("tc_totals", TC + (" 1: %s [1: %s] @ 0x10\n" % (BIG, BIG)) * 2, "2^62")
+
+
+@test("readers.bad.pprof_totals", needs=("memtrace",))
+def _pprof_totals():
+    """Two samples of 2^63-1 bytes in use: the report said "in use: 0 bytes"."""
+    from test_pprof_tools import pb_field, varint
+    head = pb_field(6, b"") + pb_field(6, b"inuse_space") + pb_field(6, b"bytes") + \
+        pb_field(1, b"\x08\x01\x10\x02")
+    path = os.path.join(mtlib.TMPDIR, "readers.bad.pprof_totals.pb")
+    with open(path, "wb") as f:
+        f.write(head + pb_field(2, b"\x10" + varint(int(BIG))) * 2)
+    res = mtlib.run_memtrace(["report", path])
+    mtlib.check_one_line_error(res, "memtrace report on 2 samples of 2^63-1 bytes", ("2^62",))
+
+
 # A NUL inside a record ends nothing: the record is malformed.
 make_bad_test("je_nul", "heap_v2/1\n@ 0x10\0 junk\n  t*: 1: 8 [1: 8]\n", "line 2")
 
