@@ -8,13 +8,23 @@ untrusted input (issue 23, "Readers"):
   readers.bad.*        figures no profile can hold (a period of -1 or 2^64,
                        numbers beyond 64 bits, addresses "0x-1", totals past
                        2^62, a NUL in a record): one line of error, exit 1
+  readers.sparse       a 2 GiB sparse file: refused before it is read (max
+                       RSS measured), and a 300 MB one under --max-memory 256M
+  readers.gzip_stream  a gzip file of 48 MB (stored, not compressed) under
+                       --max-memory 16M: inflated as it is read, so memtrace
+                       never holds the compressed file (max RSS measured)
+  readers.gzip_pipe    Go's heap.pb.gz through a pipe, whole and as two gzip
+                       members: the file's totals; trailing garbage, cut short:
+                       one line of error
 """
 
+import gzip
 import importlib.util
 import os
 
 import mtlib
-from mtlib import check_eq, test
+from mtlib import check, check_eq, test
+from test_pprof_tools import report_usage
 
 
 def generator():
@@ -98,3 +108,98 @@ def _pprof_totals():
 # A NUL inside a record ends nothing: the record is malformed.
 make_bad_test("je_nul", "heap_v2/1\n@ 0x10\0 junk\n  t*: 1: 8 [1: 8]\n", "line 2")
 
+
+def usage_line(path, rc, err, secs, rss):
+    return "memtrace report %s (%d bytes): exit %d in %.2f s, max RSS %d KiB\nstderr:\n%s" % (
+        path, os.path.getsize(path), rc, secs, rss, err)
+
+
+def sparse(name, size):
+    path = os.path.join(mtlib.TMPDIR, name)
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+@test("readers.sparse", needs=("memtrace",))
+def _sparse():
+    path = sparse("sparse.2g", 2 << 30)
+    try:
+        for extra in ([], ["--max-memory", "256M"]):
+            rc, err, secs, rss = report_usage([path] + extra)
+            d = usage_line(path, rc, err, secs, rss)
+            lines = [l for l in err.splitlines() if l.strip()]
+            check(rc == 1 and len(lines) == 1 and "larger than" in lines[0], "expected one line of error", d)
+            check(rss < 32 * 1024, "max RSS %d KiB: the file was read before its size was checked" % rss, d)
+    finally:
+        os.unlink(path)
+    # Under the 1 GiB cap but over the budget: refused unread too.
+    path = sparse("sparse.300m", 300 << 20)
+    try:
+        rc, err, secs, rss = report_usage([path, "--max-memory", "256M"])
+        d = usage_line(path, rc, err, secs, rss)
+        lines = [l for l in err.splitlines() if l.strip()]
+        check(rc == 1 and len(lines) == 1 and "--max-memory" in lines[0],
+              "expected one line of error naming --max-memory", d)
+        check(rss < 32 * 1024, "max RSS %d KiB: the file was read though larger than the budget" % rss, d)
+    finally:
+        os.unlink(path)
+
+
+@test("readers.gzip_stream", needs=("memtrace",))
+def _gzip_stream():
+    path = os.path.join(mtlib.TMPDIR, "stored.gz")
+    with gzip.open(path, "wb", compresslevel=0) as f:
+        for _ in range(48):
+            f.write(os.urandom(1 << 20))
+    try:
+        rc, err, secs, rss = report_usage([path, "--max-memory", "16M"])
+        d = usage_line(path, rc, err, secs, rss)
+        lines = [l for l in err.splitlines() if l.strip()]
+        check(rc == 1 and len(lines) == 1 and "--max-memory" in lines[0],
+              "expected one line of error naming --max-memory", d)
+        # 16 MiB inflated at most, memtrace's own ~8 MiB; never the 48 MB file.
+        check(rss < 40 * 1024, "max RSS %d KiB: more than the budget and memtrace's own" % rss, d)
+    finally:
+        os.unlink(path)
+
+
+def report_stdin(data):
+    """memtrace report /dev/stdin, DATA fed through a pipe (its size unknown)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            with os.fdopen(w, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(w)
+    try:
+        with os.fdopen(r, "rb") as pipe:
+            return mtlib.run_memtrace(["report", "/dev/stdin", "--unit", "B"], stdin=pipe)
+    finally:
+        os.waitpid(pid, 0)
+
+
+@test("readers.gzip_pipe", needs=("memtrace",))
+def _gzip_pipe():
+    """Go's heap.pb.gz through a pipe, whole and as two gzip members, reads
+    as the file does; with trailing garbage or cut short, one line."""
+    path = os.path.join(mtlib.ROOT, "tests", "data", "goheap", "heap.pb.gz")
+    res = mtlib.run_memtrace(["report", path, "--unit", "B"])
+    check_eq(res.rc, 0, "memtrace report heap.pb.gz", res.stderr)
+    want = mtlib.parse_report(res.stdout).inuse
+    with open(path, "rb") as f:
+        gz = f.read()
+    raw = gzip.decompress(gz)
+    half = len(raw) // 2
+    for what, data in (("whole", gz), ("two members", gzip.compress(raw[:half]) + gzip.compress(raw[half:]))):
+        res = report_stdin(data)
+        check_eq(res.rc, 0, "memtrace report /dev/stdin (%s)" % what, res.stderr)
+        check_eq(mtlib.parse_report(res.stdout).inuse, want, "in use read through a pipe (%s)" % what)
+    for what, data, mention in (("trailing garbage", gz + b"junk", "trailing garbage"),
+                                ("cut short", gz[:len(gz) // 2], "truncated")):
+        res = report_stdin(data)
+        mtlib.check_one_line_error(res, "memtrace report /dev/stdin (%s)" % what, (mention,))
