@@ -22,6 +22,7 @@ struct state {
 	uint64_t *ips;        /* the stack of the last "@" line */
 	size_t nips, ipscap, stackcap;
 	bool have_stack, maps;
+	struct mt_maps_text mt;
 };
 
 static int line_of(struct state *st, struct mt_line l)
@@ -35,7 +36,7 @@ static int line_of(struct state *st, struct mt_line l)
 		return 0;
 	}
 	if (st->maps)
-		return mt_maps_text_line(&st->raw->procs[0], l);
+		return mt_maps_text_line(&st->mt, l);
 	if (mt_line_starts(&l, "@")) {
 		err = mt_heap_text_addrs(&l, &st->ips, &st->nips, &st->ipscap);
 		st->have_stack = !err;
@@ -73,6 +74,7 @@ int mt_jemalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
 	if (!raw->procs)
 		goto nomem;
 	raw->nprocs = 1;
+	st.mt.proc = &raw->procs[0];
 	/* The sampling period: neither 0 nor beyond int64_t. */
 	if (!mt_line_next(text, len, &pos, &l) || !mt_line_starts(&l, MAGIC) ||
 	    !mt_line_u64(&l, INT64_MAX, &st.period) || st.period == 0 ||
@@ -86,6 +88,7 @@ int mt_jemalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
 		ret = line_of(&st, l);
 	}
 	free(st.ips);
+	mt_maps_text_free(&st.mt);
 	if (ret)
 		mt_heap_text_error(ret, lineno, "malformed line", err, errlen);
 	if (ret)

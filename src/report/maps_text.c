@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
+#include "itab.h"
 #include "local_elf.h"
 
 /* A word: up to the next space or tab (at least one byte). */
@@ -36,24 +38,39 @@ static bool parse(struct mt_line l, uint64_t *start, uint64_t *end,
 	return l.p < l.end && l.p[0] == '/';
 }
 
-int mt_maps_text_line(struct mt_process *proc, struct mt_line l)
-{
-	uint64_t start, end, offset;
-	struct mt_line pl;
+struct path_key {
+	const struct mt_process *proc;
 	const char *path;
-	struct mt_module *m, *v;
 	size_t len;
+};
+
+static bool path_eq(const void *ctx, uint32_t idx)
+{
+	const struct path_key *k = ctx;
+	const char *p = k->proc->mods[idx].path;
+
+	return strncmp(p, k->path, k->len) == 0 && p[k->len] == '\0';
+}
+
+int mt_maps_text_line(struct mt_maps_text *mt, struct mt_line l)
+{
+	struct mt_process *proc = mt->proc;
+	uint64_t start, end, offset, h;
+	struct path_key key = { proc, NULL, 0 };
+	struct mt_line pl;
+	struct mt_module *m, *v;
+	uint32_t idx;
 	bool exec;
 
 	if (!parse(l, &start, &end, &exec, &offset, &pl) ||
 	    memchr(pl.p, '\0', (size_t)(pl.end - pl.p)))
 		return 0;
-	path = pl.p;
-	len = (size_t)(pl.end - pl.p);
-	for (size_t i = 0; i < proc->nmods; i++) {
-		m = &proc->mods[i];
-		if (strlen(m->path) != len || strncmp(m->path, path, len) != 0)
-			continue;
+	key.path = pl.p;
+	key.len = (size_t)(pl.end - pl.p);
+	h = mt_hash_bytes(MT_HASH_SEED, key.path, key.len);
+	/* The module of this path, found by its hash: one step a line. */
+	if (mt_itab_find(&mt->paths, h, path_eq, &key, &idx)) {
+		m = &proc->mods[idx];
 		if (start < m->start)
 			m->start = start;
 		if (end > m->end)
@@ -65,14 +82,14 @@ int mt_maps_text_line(struct mt_process *proc, struct mt_line l)
 		}
 		return 0;
 	}
-	v = reallocarray(proc->mods, proc->nmods + 1, sizeof(*v));
-	if (!v)
+	if (proc->nmods >= UINT32_MAX - 1)
+		return 0;
+	if (mt_reserve(&proc->mods, &mt->cap, proc->nmods + 1, sizeof(*v)))
 		return -ENOMEM;
-	proc->mods = v;
-	m = &v[proc->nmods];
+	m = &proc->mods[proc->nmods];
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
-	m->path = strndup(path, len);
+	m->path = strndup(key.path, key.len);
 	if (!m->path)
 		return -ENOMEM;
 	m->start = start;
@@ -82,8 +99,17 @@ int mt_maps_text_line(struct mt_process *proc, struct mt_line l)
 		m->text_end = end;
 		m->text_offset = offset;
 	}
+	if (mt_itab_add(&mt->paths, h, (uint32_t)proc->nmods)) {
+		free(m->path);
+		return -ENOMEM;
+	}
 	proc->nmods++;
 	return 0;
+}
+
+void mt_maps_text_free(struct mt_maps_text *mt)
+{
+	mt_itab_free(&mt->paths);
 }
 
 void mt_maps_text_finish(struct mt_process *proc)

@@ -59,6 +59,7 @@ int mt_tcmalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
 		      char *err, size_t errlen)
 {
 	struct reader r = { .raw = raw };
+	struct mt_maps_text mt = { 0 };
 	struct mt_line l;
 	size_t pos = 0, lineno = 1;
 	bool maps = false;
@@ -69,6 +70,7 @@ int mt_tcmalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
 	if (!raw->procs)
 		goto nomem;
 	raw->nprocs = 1;
+	mt.proc = &raw->procs[0];
 	if (!mt_line_next(text, len, &pos, &l) || !header(l, &r.period)) {
 		snprintf(err, errlen, "line 1: not a heap profile header "
 			 "(\"@ heapprofile\" or \"@ heap_v2/N\" expected)");
@@ -81,11 +83,12 @@ int mt_tcmalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
 		    mt_line_starts(&l, "--- Memory map:"))
 			maps = true;
 		else if (maps)
-			ret = mt_maps_text_line(&raw->procs[0], l);
+			ret = mt_maps_text_line(&mt, l);
 		else if (!mt_line_blank(&l) && l.p[0] != '#')
 			ret = record(&r, l);
 	}
 	free(r.ips);
+	mt_maps_text_free(&mt);
 	if (ret)
 		mt_heap_text_error(ret, lineno, "malformed record", err, errlen);
 	if (ret)
