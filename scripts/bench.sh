@@ -11,8 +11,9 @@
 # traced with the CFI unwinder, against the frame-pointer walk (--unwind
 # fp) on the frame-pointer build: what whole stacks cost.  Then times how
 # long memtrace takes to render a report over 100,000 distinct stacks, and
-# prints the unwind tables' sizes and build times for libc, libstdc++ and
-# python3.
+# `memtrace report` to read a text heap profile (tcmalloc's, jemalloc's,
+# Go's debug=1) of 200,000 stacks, and prints the unwind tables' sizes and
+# build times for libc, libstdc++ and python3.
 #
 # This is a benchmark, not a test: no timing is checked and none changes
 # the exit status.  It exits non-zero only when something could not run
@@ -26,6 +27,7 @@
 #   BENCH_SEED=1           PRNG seed
 #   BENCH_REPS=3           runs per row (the table shows the median)
 #   BENCH_STACKS=100000    distinct stacks for the report-rendering run (0: skip)
+#   BENCH_TEXT_STACKS=200000  stacks of each text profile memtrace report reads (0: skip)
 #   BENCH_SNAP_BLOCKS=1000000  live blocks for the snapshot-time run (0: skip)
 #   BENCH_BPFTRACE=1       0: skip the bpftrace row
 #   BENCH_ALLOCATORS=1     0: skip the jemalloc and tcmalloc rows
@@ -41,6 +43,7 @@ SLOTS=${BENCH_SLOTS:-4096}
 SEED=${BENCH_SEED:-1}
 REPS=${BENCH_REPS:-3}
 STACKS=${BENCH_STACKS:-100000}
+TEXT_STACKS=${BENCH_TEXT_STACKS:-200000}
 SNAP_BLOCKS=${BENCH_SNAP_BLOCKS:-1000000}
 USE_BPFTRACE=${BENCH_BPFTRACE:-1}
 USE_ALLOCATORS=${BENCH_ALLOCATORS:-1}
@@ -52,7 +55,7 @@ CHURN_NOFP=build/bench/churn-nofp
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
 
-for v in THREADS OPS BASE_OPS SLOTS SEED REPS STACKS; do
+for v in THREADS OPS BASE_OPS SLOTS SEED REPS STACKS TEXT_STACKS; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "BENCH_$v must be a non-negative integer, not '${!v}'"
 done
 [ "$THREADS" -ge 1 ] && [ "$OPS" -ge 1 ] && [ "$BASE_OPS" -ge 1 ] &&
@@ -221,6 +224,23 @@ if [ "$STACKS" -gt 0 ]; then
 		echo "stacks $rep $p $rc" >>"$T/runs"
 	done
 fi
+# memtrace report FILE on text heap profiles of TEXT_STACKS stacks, one of
+# each format (bench/text_profiles.py, which prints their totals).
+if [ "$TEXT_STACKS" -gt 0 ]; then
+	for fmt in tcmalloc jemalloc go; do
+		echo "bench.sh: memtrace report on a $fmt text profile of $TEXT_STACKS stacks" >&2
+		python3 bench/text_profiles.py "$fmt" "$TEXT_STACKS" "$T/text.$fmt.heap" \
+			>"$T/text.$fmt.want" || die "bench/text_profiles.py $fmt failed"
+		for ((rep = 1; rep <= REPS; rep++)); do
+			p=$T/text_$fmt.$rep
+			rc=0
+			python3 bench/rusage.py "$p.ru" "$MEMTRACE" report "$T/text.$fmt.heap" \
+				--unit B -n 1 -o "$p.report" >"$p.err" 2>&1 || rc=$?
+			echo "text_$fmt $rep $p $rc" >>"$T/runs"
+		done
+		rm -f "$T/text.$fmt.heap"
+	done
+fi
 # Snapshots while tracing: a report every 2 s of a program holding
 # SNAP_BLOCKS blocks from 65,536 stacks (memtrace -v times each).
 if [ "$SNAP_BLOCKS" -gt 0 ]; then
@@ -260,6 +280,7 @@ ELAPSED=$((SECONDS - START))
 # ---- the table ----
 export BENCH_T=$T BENCH_THREADS=$THREADS BENCH_OPS=$OPS BENCH_BASE_OPS=$BASE_OPS \
 	BENCH_SLOTS=$SLOTS BENCH_SEED=$SEED BENCH_REPS=$REPS BENCH_STACKS=$STACKS BENCH_SNAP_BLOCKS=$SNAP_BLOCKS \
+	BENCH_TEXT_STACKS=$TEXT_STACKS \
 	BENCH_SAMPLE_BYTES=$SAMPLE_BYTES \
 	BENCH_BPFTRACE_STATE=$BPFTRACE_STATE BENCH_BPFTRACE_REASON=$BPFTRACE_REASON \
 	BENCH_ELAPSED=$ELAPSED BENCH_LOADAVG=$LOADAVG BENCH_LIBC=$LIBC BENCH_MEMTRACE=$MEMTRACE \
@@ -652,6 +673,34 @@ if alloc_rows:
                 parts.append(f"{what} {a[0]:.0f} ns ({a[0] / g[m][0]:.2f}x glibc's {g[m][0]:.0f})"
                              + ("" if a[1] else ", DROPS"))
         print(f"  {n}: " + ("; ".join(parts) if parts else "no complete round"))
+
+# ---- text heap profiles read by memtrace report ----
+text_stacks = int(E["BENCH_TEXT_STACKS"])
+if text_stacks:
+    print()
+    print(f"memtrace report on text heap profiles of {text_stacks:,} stacks (bench/text_profiles.py):")
+    for fmt in ("tcmalloc", "jemalloc", "go"):
+        res = []
+        try:
+            want = dict(w.split("=", 1) for w in open(os.path.join(T, f"text.{fmt}.want")).read().split())
+        except (OSError, ValueError):
+            want = {}
+        for rep, p, rc in runs.get("text_" + fmt, []):
+            ru, h = kv(p + ".ru"), report_header(p + ".report")
+            if rc != 0 or ru is None or not h:
+                failed = True
+                print(f"bench.sh: text_{fmt} run {rep} failed (exit {rc}):\n{tail(p + '.err')}")
+                continue
+            res.append({"s": (int(ru["end_realtime_ns"]) - int(ru["start_realtime_ns"])) / 1e9,
+                        "cpu_s": (int(ru["user_us"]) + int(ru["sys_us"])) / 1e6,
+                        "rss_kb": int(ru["maxrss_kb"]),
+                        "ok": (h.get("alloc_bytes"), h.get("alloc_objs"))
+                              == (int(want.get("alloc_bytes", -1)), int(want.get("alloc_objects", -1)))})
+        if res:
+            print(f"  {fmt:9s} {med(r['s'] for r in res):6.2f} s (median of {len(res)}: "
+                  + ", ".join(f"{r['s']:.2f}" for r in res) + f"), CPU {med(r['cpu_s'] for r in res):.2f} s, "
+                  f"maxrss {med(r['rss_kb'] for r in res) / 1024:.1f} MiB, "
+                  f"totals {'ok' if all(r['ok'] for r in res) else 'MISMATCH'}")
 
 # ---- whole stacks: the CFI unwinder against the frame-pointer walk ----
 def added_of(label, cpu=False):

@@ -3,7 +3,6 @@
 #include "go_text_read.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,42 +77,47 @@ static int push_frame(struct go_reader *g, struct mt_frame *f)
 }
 
 /* "#\t0x4b420b\tmain.allocLarge+0x2b\t./main.go:47" */
-static int frame_line(struct go_reader *g, const char *line)
+static int frame_line(struct go_reader *g, struct mt_line l)
 {
 	struct mt_frame f = { 0 };
-	const char *p = line + 2, *name, *file;
+	const char *name, *file, *colon;
 	size_t nlen, flen;
-	char *end;
-	uint64_t pc;
-	long ln = 0;
+	uint64_t pc, ln = 0;
 
-	errno = 0;
-	pc = strtoull(p, &end, 16);
-	if (errno || end == p || (*end != '\t' && *end != ' '))
+	if (!mt_line_hex(&l, false, &pc) || pc == UINT64_MAX || l.p == l.end ||
+	    (*l.p != '\t' && *l.p != ' '))
 		return -EINVAL;
-	name = end + strspn(end, "\t ");
-	nlen = strcspn(name, "\t \n");
-	if (!nlen)
+	mt_line_skip_blanks(&l);
+	name = l.p;
+	while (l.p < l.end && *l.p != '\t' && *l.p != ' ')
+		l.p++;
+	nlen = (size_t)(l.p - name);
+	if (!nlen || memchr(name, '\0', nlen))
 		return -EINVAL;
 	/* "func+0xOFF": the offset is not part of the name. */
 	for (size_t i = nlen; i > 1; i--) {
-		if (name[i - 1] == '+' && strncmp(name + i, "0x", 2) == 0) {
+		if (name[i - 1] == '+' && nlen - i >= 2 && name[i] == '0' &&
+		    name[i + 1] == 'x') {
 			nlen = i - 1;
 			break;
 		}
 	}
-	file = name + strcspn(name, "\t \n");
-	file += strspn(file, "\t ");
-	flen = strcspn(file, "\n");
-	if (flen && memrchr(file, ':', flen)) {
-		const char *colon = memrchr(file, ':', flen);
+	mt_line_skip_blanks(&l);
+	file = l.p;
+	flen = (size_t)(l.end - l.p);
+	if (memchr(file, '\0', flen))
+		return -EINVAL;
+	colon = flen ? memrchr(file, ':', flen) : NULL;
+	if (colon) {
+		struct mt_line n = { colon + 1, l.end };
 
-		ln = strtol(colon + 1, NULL, 10);
+		if (!mt_line_u64(&n, INT32_MAX, &ln))
+			ln = 0;
 		flen = (size_t)(colon - file);
 	}
 	f.function = strndup(name, nlen);
 	f.file = flen ? strndup(file, flen) : NULL;
-	f.line = ln > 0 && ln < INT32_MAX ? (int)ln : 0;
+	f.line = (int)ln;
 	f.addr = pc + 1;  /* the return address, as frames keep it */
 	if (!f.function || (flen && !f.file)) {
 		mt_frame_clear(&f);
@@ -161,20 +165,26 @@ static int end_record(struct go_reader *g)
 	return 0;
 }
 
-/* "C: B [AC: AB] @ 0x..." starts a record. */
-static int record_line(struct go_reader *g, const char *line)
+/* "C: B [AC: AB] @ 0x..." starts a record (its addresses are those of
+ * the frame lines that follow). */
+static int record_line(struct go_reader *g, struct mt_line l)
 {
+	struct mt_heap_record r = { 0 };
 	int64_t io, ib, ao, ab;
-	int n = 0, err = end_record(g);
+	int err = end_record(g);
 
 	if (err)
 		return err;
-	if (sscanf(line, "%" SCNd64 ": %" SCNd64 " [ %" SCNd64 ": %" SCNd64 " ] @%n",
-		   &io, &ib, &ao, &ab, &n) != 4 || n == 0 || io < 0 || ib < 0 ||
-	    ao < io || ab < ib || (io == 0 && ib) || (ao == 0 && ab))
+	if (!mt_heap_text_figures(&l, &r) || !mt_line_lit(&l, "@"))
 		return -EINVAL;
-	mt_heap_unbias(&io, &ib, g->period);
-	mt_heap_unbias(&ao, &ab, g->period);
+	io = r.inuse_objects, ib = r.inuse_bytes;
+	ao = r.alloc_objects, ab = r.alloc_bytes;
+	if (io < 0 || ib < 0 || ao < io || ab < ib || (io == 0 && ib) ||
+	    (ao == 0 && ab))
+		return -EINVAL;
+	if (!mt_heap_unbias(&io, &ib, g->period) ||
+	    !mt_heap_unbias(&ao, &ab, g->period))
+		return -ERANGE;
 	g->v[MT_INUSE_OBJECTS] = io;
 	g->v[MT_INUSE_SPACE] = ib;
 	g->v[MT_ALLOC_OBJECTS] = ao > io ? ao : io;
@@ -184,48 +194,52 @@ static int record_line(struct go_reader *g, const char *line)
 	return 0;
 }
 
-static int one_line(struct go_reader *g, const char *line)
+static int one_line(struct go_reader *g, struct mt_line l)
 {
-	size_t blank = strspn(line, " \t\r");
-
-	if (line[blank] == '\n' || line[blank] == '\0')
+	if (mt_line_blank(&l))
 		return end_record(g);
-	if (line[0] == '#' && line[1] == '\t')
-		return g->in_record ? frame_line(g, line) : -EINVAL;
-	if (line[0] == '#')  /* "# runtime.MemStats" and what follows */
+	if (mt_line_starts(&l, "#\t"))
+		return g->in_record ? frame_line(g, l) : -EINVAL;
+	if (l.p[0] == '#')  /* "# runtime.MemStats" and what follows */
 		return end_record(g);
-	return record_line(g, line);
+	return record_line(g, l);
 }
 
-int mt_go_text_parse(const char *text, struct mt_profile *p, char *err,
-		     size_t errlen)
+/* The header's "@ heap/N": N, 2 x MemProfileRate, from 1 to 2^63-1. */
+static bool header(struct mt_line l, uint64_t *rate)
+{
+	const char *at = memmem(l.p, (size_t)(l.end - l.p), "@ heap/", 7);
+
+	if (!at)
+		return false;
+	l.p = at + 7;
+	return mt_line_u64(&l, INT64_MAX, rate) && *rate > 0 && mt_line_blank(&l);
+}
+
+int mt_go_text_parse(const char *text, size_t len, struct mt_profile *p,
+		     char *err, size_t errlen)
 {
 	struct go_reader g = { .p = p };
-	const char *line, *at = strstr(text, "@ heap/");
+	struct mt_line l;
 	uint64_t rate = 0;
-	size_t lineno = 1;
+	size_t pos = 0, lineno = 1;
 	int ret = 0;
 
 	memset(p, 0, sizeof(*p));
-	if (!at || sscanf(at, "@ heap/%" SCNu64, &rate) != 1 || rate == 0) {
-		snprintf(err, errlen, "line 1: \"@ heap/N\" expected");
+	if (!mt_line_next(text, len, &pos, &l) || !header(l, &rate)) {
+		snprintf(err, errlen, "line 1: \"@ heap/N\" expected (N from 1 to 2^63-1)");
 		return -EINVAL;
 	}
 	g.period = rate / 2;  /* Go writes 2 x MemProfileRate */
 	p->sum.sample_bytes = g.period > 1 ? g.period : 0;
-	for (line = strchr(text, '\n'); line && !ret; line = strchr(line, '\n')) {
-		line++;
+	while (!ret && mt_line_next(text, len, &pos, &l)) {
 		lineno++;
-		if (!*line)
-			break;
-		ret = one_line(&g, line);
+		ret = one_line(&g, l);
 	}
 	if (!ret)
 		ret = end_record(&g);
-	if (ret == -EINVAL)
-		snprintf(err, errlen, "line %zu: malformed line", lineno);
-	else if (ret)
-		snprintf(err, errlen, "out of memory");
+	if (ret)
+		mt_heap_text_error(ret, lineno, "malformed line", err, errlen);
 	if (!ret) {
 		p->procs = calloc(1, sizeof(*p->procs));
 		ret = p->procs ? 0 : -ENOMEM;

@@ -28,11 +28,11 @@
 bool mt_go_text_is(const char *text, size_t len);
 
 /*
- * Parse TEXT (NUL-terminated) into P (one process, pid 0; sum.sample_bytes
+ * Parse TEXT (LEN bytes) into P (one process, pid 0; sum.sample_bytes
  * and the alloc/free counters set, nothing else of sum).  Returns 0, or
  * -EINVAL/-ENOMEM with a one-line reason in ERR.
  */
-int mt_go_text_parse(const char *text, struct mt_profile *p, char *err,
-		     size_t errlen);
+int mt_go_text_parse(const char *text, size_t len, struct mt_profile *p,
+		     char *err, size_t errlen);
 
 #endif

@@ -3,29 +3,47 @@
 #include "heap_text.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "frame.h"
+#include "grow.h"
 #include "maps_text.h"
 
-void mt_heap_unbias(int64_t *count, int64_t *size, uint64_t period)
+/* COUNT x SCALE, if it is a number an int64_t holds. */
+static bool scale_fits(int64_t *v, double scale)
 {
-	double scale;
+	double x = (double)*v * scale;
 
-	if (period <= 1 || *count <= 0 || *size <= 0)
-		return;
-	scale = 1.0 / (1.0 - exp(-((double)*size / (double)*count) / (double)period));
-	*count = (int64_t)((double)*count * scale);
-	*size = (int64_t)((double)*size * scale);
+	if (!(x >= 0 && x < 0x1p63))
+		return false;
+	*v = (int64_t)x;
+	return true;
 }
 
-int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *rec,
-		     uint64_t period)
+bool mt_heap_unbias(int64_t *count, int64_t *size, uint64_t period)
+{
+	double scale;
+	int64_t c = *count, s = *size;
+
+	if (period <= 1 || c <= 0 || s <= 0)
+		return true;
+	scale = 1.0 / (1.0 - exp(-((double)s / (double)c) / (double)period));
+	if (!scale_fits(&c, scale) || !scale_fits(&s, scale))
+		return false;
+	*count = c;
+	*size = s;
+	return true;
+}
+
+int mt_heap_text_add(struct mt_raw_profile *raw, size_t *cap,
+		     const struct mt_heap_record *rec, uint64_t period)
 {
 	int64_t io = rec->inuse_objects, ib = rec->inuse_bytes;
 	int64_t ao = rec->alloc_objects, ab = rec->alloc_bytes;
-	struct mt_raw_stack *v, *s;
+	struct mt_raw_stack *s;
 
 	if (io < 0 || ib < 0 || ao < 0 || ab < 0 || (io == 0 && ib != 0) ||
 	    (ao == 0 && ab != 0))
@@ -38,18 +56,16 @@ int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *re
 		return 0;  /* nothing allocated, nothing held: no record */
 	if (ao < io || ab < ib)
 		return -EINVAL;
-	mt_heap_unbias(&io, &ib, period);
-	mt_heap_unbias(&ao, &ab, period);
+	if (!mt_heap_unbias(&io, &ib, period) || !mt_heap_unbias(&ao, &ab, period))
+		return -ERANGE;
 	/* Scaled separately, the allocations stay at least what is held. */
 	if (ao < io)
 		ao = io;
 	if (ab < ib)
 		ab = ib;
-	v = reallocarray(raw->stacks, raw->nstacks + 1, sizeof(*v));
-	if (!v)
+	if (mt_reserve(&raw->stacks, cap, raw->nstacks + 1, sizeof(*s)))
 		return -ENOMEM;
-	raw->stacks = v;
-	s = &v[raw->nstacks];
+	s = &raw->stacks[raw->nstacks];
 	memset(s, 0, sizeof(*s));
 	if (rec->nips) {
 		s->ips = malloc(rec->nips * sizeof(*s->ips));
@@ -67,46 +83,42 @@ int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *re
 	return 0;
 }
 
-int mt_heap_text_addrs(const char *s, uint64_t **ips, size_t *n)
+int mt_heap_text_addrs(struct mt_line *l, uint64_t **ips, size_t *n,
+		       size_t *cap)
 {
-	size_t cap = 0;
+	uint64_t v;
 
-	*ips = NULL;
 	*n = 0;
-	for (;;) {
-		char *end;
-		uint64_t v;
-
-		s += strspn(s, " \t");
-		if (*s == '\0' || *s == '\n')
-			return 0;
-		if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-			break;
-		errno = 0;
-		v = strtoull(s + 2, &end, 16);
-		if (errno || end == s + 2 || (*end && !strchr(" \t\n", *end)))
-			break;
-		if (*n == UINT32_MAX)
-			break;
-		if (*n == cap) {
-			uint64_t *nv;
-
-			cap = cap ? cap * 2 : 16;
-			nv = reallocarray(*ips, cap, sizeof(*nv));
-			if (!nv) {
-				free(*ips);
-				*ips = NULL;
-				return -ENOMEM;
-			}
-			*ips = nv;
-		}
+	while (!mt_line_blank(l)) {
+		if (!mt_line_hex(l, false, &v) ||
+		    (l->p < l->end && *l->p != ' ' && *l->p != '\t') || *n == UINT32_MAX)
+			return -EINVAL;
+		if (mt_reserve(ips, cap, *n + 1, sizeof(**ips)))
+			return -ENOMEM;
 		(*ips)[(*n)++] = v;
-		s = end;
 	}
-	free(*ips);
-	*ips = NULL;
-	*n = 0;
-	return -EINVAL;
+	return 0;
+}
+
+/* "C: B [AC: AB]": the four figures of a record or of a thread's line. */
+bool mt_heap_text_figures(struct mt_line *l, struct mt_heap_record *rec)
+{
+	return mt_line_i64(l, &rec->inuse_objects) && mt_line_lit(l, ":") &&
+	       mt_line_i64(l, &rec->inuse_bytes) && mt_line_lit(l, "[") &&
+	       mt_line_i64(l, &rec->alloc_objects) && mt_line_lit(l, ":") &&
+	       mt_line_i64(l, &rec->alloc_bytes) && mt_line_lit(l, "]");
+}
+
+void mt_heap_text_error(int ret, size_t lineno, const char *what, char *err,
+			size_t errlen)
+{
+	if (ret == -EINVAL)
+		snprintf(err, errlen, "line %zu: %s", lineno, what);
+	else if (ret == -ERANGE)
+		snprintf(err, errlen, "line %zu: figures too large once scaled "
+			 "by the sampling period", lineno);
+	else
+		snprintf(err, errlen, "out of memory");
 }
 
 /* True when IP is in a module of PROC whose file name contains NAME. */

@@ -7,8 +7,10 @@
 #ifndef MEMTRACE_HEAP_TEXT_H
 #define MEMTRACE_HEAP_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "line_scan.h"
 #include "profile.h"
 
 /* One record: a stack and what it holds and allocated, as written. */
@@ -23,25 +25,43 @@ struct mt_heap_record {
  * pprof's rule for Poisson-sampled heap profiles (tcmalloc heap_v2, Go,
  * jemalloc): a record of COUNT blocks of SIZE bytes in all was sampled with
  * probability 1 - exp(-(SIZE/COUNT)/PERIOD); both are divided by it.
- * PERIOD <= 1 means every allocation was recorded (no change).
+ * PERIOD <= 1 means every allocation was recorded (no change).  False
+ * (and nothing changed) when the figures scaled would not fit an int64_t:
+ * no real profile holds them.
  */
-void mt_heap_unbias(int64_t *count, int64_t *size, uint64_t period);
+bool mt_heap_unbias(int64_t *count, int64_t *size, uint64_t period);
 
 /*
- * Append REC to RAW as a stack of process 0 (unbiased with PERIOD).  A
- * record without allocation figures (all 0) counts what it holds as
- * allocated; a record of nothing at all is left out.  Returns 0, -EINVAL
- * for negative or inconsistent figures, or
+ * Append REC to RAW as a stack of process 0 (unbiased with PERIOD); *CAP
+ * is the capacity of raw->stacks (0 at first).  A record without
+ * allocation figures (all 0) counts what it holds as allocated; a record
+ * of nothing at all is left out.  Returns 0, -EINVAL for negative or
+ * inconsistent figures, -ERANGE for figures too large once unbiased, or
  * -ENOMEM.
  */
-int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *rec,
-		     uint64_t period);
+int mt_heap_text_add(struct mt_raw_profile *raw, size_t *cap,
+		     const struct mt_heap_record *rec, uint64_t period);
 
 /*
- * Parse the hex addresses "0x1 0x2 ..." of S (up to the end of the line)
- * into *IPS (malloc'd) and *N.  Returns 0, -EINVAL or -ENOMEM.
+ * Parse the hex addresses "0x1 0x2 ..." of the rest of L into *IPS (*CAP
+ * elements, grown as needed: the caller reuses it and frees it) and *N.
+ * Returns 0, -EINVAL or -ENOMEM.
  */
-int mt_heap_text_addrs(const char *s, uint64_t **ips, size_t *n);
+int mt_heap_text_addrs(struct mt_line *l, uint64_t **ips, size_t *n,
+		       size_t *cap);
+
+/*
+ * "C: B [AC: AB]" at L (spaces around the punctuation optional), the
+ * figures of a record, into REC: true (and consumed) or false.
+ */
+bool mt_heap_text_figures(struct mt_line *l, struct mt_heap_record *rec);
+
+/*
+ * The one-line reason for a reader's error RET (-EINVAL: WHAT, -ERANGE,
+ * -ENOMEM) at line LINENO, into ERR.
+ */
+void mt_heap_text_error(int ret, size_t lineno, const char *what, char *err,
+			size_t errlen);
 
 /*
  * Drop the leading frames of every stack of RAW that lie in a module of

@@ -30,7 +30,7 @@
 bool mt_jemalloc_is(const char *text, size_t len);
 
 /* As mt_tcmalloc_parse (tcmalloc_read.h). */
-int mt_jemalloc_parse(const char *text, struct mt_raw_profile *raw, char *err,
-		      size_t errlen);
+int mt_jemalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
+		      char *err, size_t errlen);
 
 #endif

@@ -7,45 +7,70 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grow.h"
+#include "itab.h"
 #include "local_elf.h"
 
-/* "START-END PERMS OFFSET DEV INODE PATH" */
-static bool parse(const char *line, uint64_t *start, uint64_t *end,
-		  bool *exec, uint64_t *offset, const char **path)
+/* A word: up to the next space or tab (at least one byte). */
+static bool word(struct mt_line *l, struct mt_line *w)
 {
-	char perms[8];
-	int n = 0;
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
-		   start, end, perms, offset, &n) != 4 || n == 0 ||
-	    *end <= *start)
-		return false;
-	*exec = strlen(perms) >= 3 && perms[2] == 'x';
-	*path = line + n;
-	return (*path)[0] == '/';
+	mt_line_skip_blanks(l);
+	w->p = l->p;
+	while (l->p < l->end && *l->p != ' ' && *l->p != '\t')
+		l->p++;
+	w->end = l->p;
+	return w->p < w->end;
 }
 
-int mt_maps_text_line(struct mt_process *proc, const char *text)
+/* "START-END PERMS OFFSET DEV INODE PATH" */
+static bool parse(struct mt_line l, uint64_t *start, uint64_t *end,
+		  bool *exec, uint64_t *offset, struct mt_line *path)
 {
-	uint64_t start, end, offset;
+	struct mt_line perms, dev, inode;
+
+	if (!mt_line_hex(&l, true, start) || !mt_line_starts(&l, "-") ||
+	    !mt_line_hex(&l, true, end) || *end <= *start || !word(&l, &perms) ||
+	    !mt_line_hex(&l, true, offset) || !word(&l, &dev) || !word(&l, &inode))
+		return false;
+	*exec = perms.end - perms.p >= 3 && perms.p[2] == 'x';
+	mt_line_skip_blanks(&l);
+	*path = l;
+	return l.p < l.end && l.p[0] == '/';
+}
+
+struct path_key {
+	const struct mt_process *proc;
 	const char *path;
+	size_t len;
+};
+
+static bool path_eq(const void *ctx, uint32_t idx)
+{
+	const struct path_key *k = ctx;
+	const char *p = k->proc->mods[idx].path;
+
+	return strncmp(p, k->path, k->len) == 0 && p[k->len] == '\0';
+}
+
+int mt_maps_text_line(struct mt_maps_text *mt, struct mt_line l)
+{
+	struct mt_process *proc = mt->proc;
+	uint64_t start, end, offset, h;
+	struct path_key key = { proc, NULL, 0 };
+	struct mt_line pl;
 	struct mt_module *m, *v;
-	size_t len = strcspn(text, "\n");
-	char line[4200];
+	uint32_t idx;
 	bool exec;
 
-	/* One line, so that sscanf cannot run into the next. */
-	if (len >= sizeof(line))
+	if (!parse(l, &start, &end, &exec, &offset, &pl) ||
+	    memchr(pl.p, '\0', (size_t)(pl.end - pl.p)))
 		return 0;
-	memcpy(line, text, len);
-	line[len] = '\0';
-	if (!parse(line, &start, &end, &exec, &offset, &path))
-		return 0;
-	len = strlen(path);
-	for (size_t i = 0; i < proc->nmods; i++) {
-		m = &proc->mods[i];
-		if (strlen(m->path) != len || strncmp(m->path, path, len) != 0)
-			continue;
+	key.path = pl.p;
+	key.len = (size_t)(pl.end - pl.p);
+	h = mt_hash_bytes(MT_HASH_SEED, key.path, key.len);
+	/* The module of this path, found by its hash: one step a line. */
+	if (mt_itab_find(&mt->paths, h, path_eq, &key, &idx)) {
+		m = &proc->mods[idx];
 		if (start < m->start)
 			m->start = start;
 		if (end > m->end)
@@ -57,14 +82,14 @@ int mt_maps_text_line(struct mt_process *proc, const char *text)
 		}
 		return 0;
 	}
-	v = reallocarray(proc->mods, proc->nmods + 1, sizeof(*v));
-	if (!v)
+	if (proc->nmods >= UINT32_MAX - 1)
+		return 0;
+	if (mt_reserve(&proc->mods, &mt->cap, proc->nmods + 1, sizeof(*v)))
 		return -ENOMEM;
-	proc->mods = v;
-	m = &v[proc->nmods];
+	m = &proc->mods[proc->nmods];
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
-	m->path = strndup(path, len);
+	m->path = strndup(key.path, key.len);
 	if (!m->path)
 		return -ENOMEM;
 	m->start = start;
@@ -74,8 +99,17 @@ int mt_maps_text_line(struct mt_process *proc, const char *text)
 		m->text_end = end;
 		m->text_offset = offset;
 	}
+	if (mt_itab_add(&mt->paths, h, (uint32_t)proc->nmods)) {
+		free(m->path);
+		return -ENOMEM;
+	}
 	proc->nmods++;
 	return 0;
+}
+
+void mt_maps_text_free(struct mt_maps_text *mt)
+{
+	mt_itab_free(&mt->paths);
 }
 
 void mt_maps_text_finish(struct mt_process *proc)

@@ -9,16 +9,28 @@
 #define MEMTRACE_MAPS_TEXT_H
 
 #include <stdbool.h>
+#include "itab.h"
+#include "line_scan.h"
 #include "profile.h"
 
+/* Reading a section into the modules of PROC: { proc } at first. */
+struct mt_maps_text {
+	struct mt_process *proc;
+	size_t cap;              /* of proc->mods */
+	struct mt_itab paths;    /* proc->mods by path */
+};
+
 /*
- * Add the mapping the line at TEXT (up to its newline) describes to PROC's
- * modules: a file mapping starts or extends the module of its path, and
- * its first executable mapping is the module's text.  Other lines
- * (anonymous, [heap], malformed, over 4 KiB) are ignored.  Returns 0 or
- * -ENOMEM.
+ * Add the mapping line L describes to the modules of MT's process: a file
+ * mapping starts or extends the module of its path (found by its hash, so
+ * that a section of n lines takes time in n), and its first executable
+ * mapping is the module's text.  Other lines (anonymous, [heap],
+ * malformed) are ignored.  Returns 0 or -ENOMEM.
  */
-int mt_maps_text_line(struct mt_process *proc, const char *text);
+int mt_maps_text_line(struct mt_maps_text *mt, struct mt_line l);
+
+/* Release MT's index (the modules stay the process's). */
+void mt_maps_text_free(struct mt_maps_text *mt);
 
 /*
  * Finish PROC's modules: the load bias of each (from the ELF program

@@ -3,32 +3,27 @@
  * pprof_read.c: a pprof profile to struct mt_profile (see pprof_read.h).
  *
  * Steps: read the file (capped), gunzip it if it starts with the gzip
- * magic (capped), let protobuf-c decode it through an allocator with a
+ * magic (capped; both profile_input.h), let protobuf-c decode it through an allocator with a
  * memory budget, check every index and id, then convert.  Nothing from the
  * file is used before it has been checked.
  */
 #include "pprof_read.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#define ZLIB_CONST
-#include <zlib.h>
 #include "frame.h"
 #include "itab.h"
 #include "local_elf.h"
 #include "pprof_cost.h"
 #include "pprof_facts.h"
 #include "pprof_pb.h"
+#include "profile_input.h"
 #include "units.h"
 
 static const struct mt_pprof_limits default_limits = {
@@ -59,157 +54,6 @@ static int fail(const struct errbuf *e, int code, const char *fmt, ...)
 static int fail_nomem(const struct errbuf *e)
 {
 	return fail(e, -ENOMEM, "out of memory");
-}
-
-/* ---- input ---- */
-
-struct bytes {
-	uint8_t *data;
-	size_t len, cap;
-};
-
-/* Grow B to hold at least one more byte, up to LIMIT + 1 bytes. */
-static int bytes_grow(struct bytes *b, size_t limit)
-{
-	size_t cap = b->cap < 4096 ? 4096 : b->cap;
-	uint8_t *d;
-
-	if (limit > SIZE_MAX / 4)
-		limit = SIZE_MAX / 4;
-	if (b->cap > limit)
-		return -EFBIG;
-	if (b->cap >= 4096)
-		cap = b->cap > (limit + 1) / 2 ? limit + 1 : b->cap * 2;
-	d = realloc(b->data, cap);
-	if (!d)
-		return -ENOMEM;
-	b->data = d;
-	b->cap = cap;
-	return 0;
-}
-
-static int read_fd(int fd, size_t max, struct bytes *b, const struct errbuf *e)
-{
-	struct stat sb;
-
-	/* A regular file is read into one buffer of the right size. */
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
-	    (uint64_t)sb.st_size < max) {
-		b->data = malloc((size_t)sb.st_size + 1);
-		if (!b->data)
-			return fail_nomem(e);
-		b->cap = (size_t)sb.st_size + 1;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (b->len == b->cap) {
-			int err = bytes_grow(b, max);
-
-			if (err == -EFBIG)
-				return fail(e, err, "file is larger than %zu bytes", max);
-			if (err)
-				return fail_nomem(e);
-		}
-		n = read(fd, b->data + b->len, b->cap - b->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return fail(e, -errno, "read: %s", strerror(errno));
-		if (n == 0)
-			break;
-		b->len += (size_t)n;
-	}
-	if (b->len > max)
-		return fail(e, -EFBIG, "file is larger than %zu bytes", max);
-	return 0;
-}
-
-static bool is_gzip(const uint8_t *d, size_t len)
-{
-	return len >= 2 && d[0] == 0x1f && d[1] == 0x8b;
-}
-
-/* Output space for inflate: at least one byte, at most UINT_MAX. */
-static int inflate_room(z_stream *zs, struct bytes *out, size_t max)
-{
-	size_t room;
-
-	if (out->len == out->cap) {
-		int err = bytes_grow(out, max);
-
-		if (err)
-			return err;
-	}
-	room = out->cap - out->len;
-	zs->next_out = out->data + out->len;
-	zs->avail_out = room > UINT_MAX ? UINT_MAX : (unsigned)room;
-	return 0;
-}
-
-static int inflate_error(int zret, const struct errbuf *e)
-{
-	if (zret == Z_MEM_ERROR)
-		return fail_nomem(e);
-	return fail(e, -EINVAL, "truncated or corrupt gzip data");
-}
-
-/*
- * One inflate step over IN[*pos..LEN) into OUT.  Returns 1 at the end of
- * all members, 0 to go on, or a negative errno.
- */
-static int inflate_step(z_stream *zs, const uint8_t *in, size_t len,
-			size_t *pos, struct bytes *out, size_t max,
-			const struct errbuf *e)
-{
-	size_t left = len - *pos;
-	unsigned feed = left > UINT_MAX ? UINT_MAX : (unsigned)left;
-	unsigned room;
-	int zret, err = inflate_room(zs, out, max);
-
-	if (err == -EFBIG)
-		return fail(e, err, "decompressed profile is larger than %zu bytes",
-			    max);
-	if (err)
-		return fail_nomem(e);
-	zs->next_in = in + *pos;
-	zs->avail_in = feed;
-	room = zs->avail_out;
-	zret = inflate(zs, Z_NO_FLUSH);
-	*pos += feed - zs->avail_in;
-	out->len += room - zs->avail_out;
-	if (zret == Z_STREAM_END) {
-		if (*pos == len)
-			return 1;
-		/* Another gzip member may follow (as gzip(1) concatenates). */
-		if (!is_gzip(in + *pos, len - *pos))
-			return fail(e, -EINVAL, "trailing garbage after gzip data");
-		return inflateReset(zs) == Z_OK ? 0 : inflate_error(Z_DATA_ERROR, e);
-	}
-	if (zret == Z_OK)
-		return 0;
-	/* Z_BUF_ERROR: no progress was possible, so the input has ended. */
-	return inflate_error(zret, e);
-}
-
-static int gunzip(const uint8_t *in, size_t len, size_t max, struct bytes *out,
-		  const struct errbuf *e)
-{
-	z_stream zs;
-	size_t pos = 0;
-	int ret;
-
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 15 + 16) != Z_OK)
-		return fail_nomem(e);
-	do
-		ret = inflate_step(&zs, in, len, &pos, out, max, e);
-	while (ret == 0);
-	inflateEnd(&zs);
-	if (ret > 0 && out->len > max)
-		ret = fail(e, -EFBIG, "decompressed profile is larger than %zu bytes",
-			   max);
-	return ret < 0 ? ret : 0;
 }
 
 /* ---- protobuf decoding under a memory budget ---- */
@@ -1124,51 +968,56 @@ static int decode(const uint8_t *data, size_t len, const char *name,
 	return err;
 }
 
+/* LEN bytes of protobuf (inflated, if they were gzip) at DATA into P. */
+static int parse_plain(const void *data, size_t len, const char *name,
+		       const struct mt_pprof_limits *lim, struct mt_profile *p,
+		       const struct errbuf *e)
+{
+	int ret;
+
+	if (e->s && e->len)
+		e->s[0] = '\0';
+	if (!p)
+		return fail(e, -EINVAL, "no profile to read into");
+	memset(p, 0, sizeof(*p));
+	if (!data || len == 0)
+		return fail(e, -EINVAL, "empty file");
+	ret = decode(data, len, name ? name : "?", lim ? lim : &default_limits, p, e);
+	if (ret)
+		mt_profile_free(p);
+	return ret;
+}
+
+int mt_pprof_decode(const void *data, size_t len, const char *name,
+		    const struct mt_pprof_limits *lim, struct mt_profile *p,
+		    char *err, size_t errlen)
+{
+	struct errbuf e = { err, errlen };
+
+	return parse_plain(data, len, name, lim, p, &e);
+}
+
 int mt_pprof_parse(const void *data, size_t len, const char *name,
 		   const struct mt_pprof_limits *lim, struct mt_profile *p,
 		   char *err, size_t errlen)
 {
 	struct errbuf e = { err, errlen };
-	struct bytes raw = { 0 };
+	struct mt_input raw;
 	int ret;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if (!p)
-		return fail(&e, -EINVAL, "no profile to read into");
-	memset(p, 0, sizeof(*p));
 	if (!lim)
 		lim = &default_limits;
-	if (!data || len == 0)
-		return fail(&e, -EINVAL, "empty file");
+	if (p)
+		memset(p, 0, sizeof(*p));
 	if (len > lim->max_file)
 		return fail(&e, -EFBIG, "file is larger than %zu bytes",
 			    lim->max_file);
-	if (is_gzip(data, len)) {
-		size_t max = lim->budget ? (lim->budget < lim->max_proto ? lim->budget
-									 : lim->max_proto)
-					 : scaled(MT_PPROF_INFLATE_BASE,
-						  MT_PPROF_INFLATE_RATIO, len,
-						  lim->max_proto);
-
-		ret = gunzip(data, len, max, &raw, &e);
-		if (ret == -EFBIG && lim->budget && max < lim->max_proto)
-			fail(&e, ret, "decompressed profile is larger than %zu "
-			     "bytes (--max-memory)", max);
-		else if (ret == -EFBIG && !lim->budget && max < lim->max_proto)
-			fail(&e, ret,
-			     "decompressed profile is larger than %zu bytes, "
-			     "16 MiB + %d x the file's %zu (a gzip bomb?); "
-			     "--max-memory raises the limit",
-			     max, MT_PPROF_INFLATE_RATIO, len);
-		if (!ret)
-			ret = decode(raw.data, raw.len, name ? name : "?", lim, p, &e);
-		free(raw.data);
-	} else {
-		ret = decode(data, len, name ? name : "?", lim, p, &e);
-	}
-	if (ret)
-		mt_profile_free(p);
+	if (!data || !mt_input_is_gzip(data, len))
+		return parse_plain(data, len, name, lim, p, &e);
+	ret = mt_input_gunzip(data, len, lim, &raw, err, errlen);
+	if (!ret)
+		ret = parse_plain(raw.data, raw.len, name, lim, p, &e);
+	mt_input_close(&raw);
 	return ret;
 }
 
@@ -1176,8 +1025,8 @@ int mt_pprof_read_limits(const char *path, const struct mt_pprof_limits *lim,
 			 struct mt_profile *p, char *err, size_t errlen)
 {
 	struct errbuf e = { err, errlen };
-	struct bytes raw = { 0 };
-	int fd, ret;
+	struct mt_input in;
+	int ret;
 
 	if (p)
 		memset(p, 0, sizeof(*p));
@@ -1185,14 +1034,13 @@ int mt_pprof_read_limits(const char *path, const struct mt_pprof_limits *lim,
 		return fail(&e, -EINVAL, "no file or profile");
 	if (!lim)
 		lim = &default_limits;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return fail(&e, -errno, "cannot open: %s", strerror(errno));
-	ret = read_fd(fd, lim->max_file, &raw, &e);
-	close(fd);
+	ret = mt_input_open(&in, path, lim, err, errlen);
+	if (ret)
+		return ret;
+	ret = mt_input_read(&in, lim, err, errlen);
 	if (!ret)
-		ret = mt_pprof_parse(raw.data, raw.len, path, lim, p, err, errlen);
-	free(raw.data);
+		ret = parse_plain(in.data, in.len, path, lim, p, &e);
+	mt_input_close(&in);
 	return ret;
 }
 

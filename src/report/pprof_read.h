@@ -84,7 +84,9 @@ int mt_pprof_read(const char *path, struct mt_profile *p, char *err,
 		  size_t errlen);
 
 /* The same with limits (NULL: the defaults above).  Exceeding the budget
- * is -EFBIG with a reason that names the figure and --max-memory. */
+ * is -EFBIG with a reason that names the figure and --max-memory.  The
+ * file is read as profile_input.h says: its size checked first, a gzip
+ * one inflated as it is read. */
 int mt_pprof_read_limits(const char *path, const struct mt_pprof_limits *lim,
 			 struct mt_profile *p, char *err, size_t errlen);
 
@@ -95,5 +97,11 @@ int mt_pprof_read_limits(const char *path, const struct mt_pprof_limits *lim,
 int mt_pprof_parse(const void *data, size_t len, const char *name,
 		   const struct mt_pprof_limits *lim, struct mt_profile *p,
 		   char *err, size_t errlen);
+
+/* The same for LEN bytes of protobuf already inflated (profile_input.h):
+ * decoded as they are, whatever their first bytes. */
+int mt_pprof_decode(const void *data, size_t len, const char *name,
+		    const struct mt_pprof_limits *lim, struct mt_profile *p,
+		    char *err, size_t errlen);
 
 #endif /* MEMTRACE_PPROF_READ_H */

@@ -4,73 +4,15 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "go_text_read.h"
 #include "jemalloc_read.h"
+#include "profile_input.h"
 #include "symbolize.h"
 #include "tcmalloc_read.h"
-
-/* The whole file, NUL-terminated, at most MAX bytes. */
-static int slurp(const char *path, size_t max, char **data, size_t *len,
-		 char *err, size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	size_t cap = 1 << 16;
-	char *buf = NULL;
-	int ret = 0;
-
-	*len = 0;
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open: %s", strerror(errno));
-		return -errno;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (!buf || *len + 1 >= cap) {
-			char *nb;
-
-			if (buf)
-				cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				ret = -ENOMEM;
-				snprintf(err, errlen, "out of memory");
-				break;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + *len, cap - *len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "read: %s", strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		*len += (size_t)n;
-		if (*len > max) {
-			ret = -EFBIG;
-			snprintf(err, errlen, "file is larger than %zu bytes", max);
-			break;
-		}
-	}
-	close(fd);
-	if (ret) {
-		free(buf);
-		return ret;
-	}
-	buf[*len] = '\0';
-	*data = buf;
-	return 0;
-}
+#include "units.h"
 
 /* Header facts of a text profile: what the format records, and not. */
 static void text_summary(struct mt_raw_profile *raw, const char *path,
@@ -97,8 +39,8 @@ static int read_text(const char *path, const char *text, size_t len,
 {
 	struct mt_raw_profile raw = { 0 };
 	bool tc = mt_tcmalloc_is(text, len);
-	int ret = tc ? mt_tcmalloc_parse(text, &raw, err, errlen)
-		     : mt_jemalloc_parse(text, &raw, err, errlen);
+	int ret = tc ? mt_tcmalloc_parse(text, len, &raw, err, errlen)
+		     : mt_jemalloc_parse(text, len, &raw, err, errlen);
 
 	if (!ret) {
 		text_summary(&raw, path, tc ? "tcmalloc (gperftools heap profile)"
@@ -134,10 +76,10 @@ static bool text_too_big(const struct mt_pprof_limits *lim, size_t len,
 	return true;
 }
 
-static int read_go(const char *path, const char *text, struct mt_profile *p,
-		   char *err, size_t errlen)
+static int read_go(const char *path, const char *text, size_t len,
+		   struct mt_profile *p, char *err, size_t errlen)
 {
-	int ret = mt_go_text_parse(text, p, err, errlen);
+	int ret = mt_go_text_parse(text, len, p, err, errlen);
 
 	snprintf(p->sum.target, sizeof(p->sum.target), "profile %s", path);
 	snprintf(p->sum.allocator, sizeof(p->sum.allocator),
@@ -147,33 +89,80 @@ static int read_go(const char *path, const char *text, struct mt_profile *p,
 	return ret;
 }
 
+/*
+ * Every report sums a profile's values (per stack, per function, per
+ * process, in all, less a --base) in int64_t: the magnitudes of each value
+ * over all samples must add up to at most 2^62, so that no sum of them,
+ * nor of two profiles', can overflow.  No real profile comes near (2^62
+ * bytes is 4 EiB); one that does is refused.
+ */
+static int check_totals(const struct mt_profile *p, char *err, size_t errlen)
+{
+	for (int k = 0; k < MT_NVALUES; k++) {
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < p->nsamples; i++) {
+			int64_t v = p->samples[i].v[k];
+			uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+			if (__builtin_add_overflow(sum, a, &sum) ||
+			    sum > MT_PROFILE_MAX_TOTAL) {
+				snprintf(err, errlen, "the samples' %s add up to "
+					 "more than 2^62: not a real profile",
+					 mt_value_name((enum mt_value)k));
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static bool is_text(const char *data, size_t len)
+{
+	return mt_go_text_is(data, len) || mt_tcmalloc_is(data, len) ||
+	       mt_jemalloc_is(data, len);
+}
+
 int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 		    struct mt_profile *p, char *err, size_t errlen)
 {
 	static const struct mt_pprof_limits defaults = {
 		MT_PPROF_MAX_FILE, MT_PPROF_MAX_PROTO, MT_PPROF_MAX_MEMORY, 0,
 	};
-	size_t len, max;
-	char *data = NULL;
+	struct mt_input in;
+	size_t len;
+	char *data;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
 	if (!lim)
 		lim = &defaults;
-	max = lim->max_file;
-	ret = slurp(path, max, &data, &len, err, errlen);
+	ret = mt_input_open(&in, path, lim, err, errlen);
 	if (ret)
 		return ret;
-	if ((mt_go_text_is(data, len) || mt_tcmalloc_is(data, len) ||
-	     mt_jemalloc_is(data, len)) && text_too_big(lim, len, err, errlen))
+	/* A text profile too large for its budget is refused unread. */
+	if (!in.gzip && in.size != MT_INPUT_SIZE_UNKNOWN && in.size <= SIZE_MAX &&
+	    is_text(in.data, in.len) &&
+	    text_too_big(lim, (size_t)in.size, err, errlen))
 		ret = -EFBIG;
-	else if (mt_go_text_is(data, len))
-		ret = read_go(path, data, p, err, errlen);
-	else if (mt_tcmalloc_is(data, len) || mt_jemalloc_is(data, len))
+	if (!ret)
+		ret = mt_input_read(&in, lim, err, errlen);
+	data = in.data;
+	len = in.len;
+	/* What was gzip is pprof (its bytes decoded as they are). */
+	if (ret)
+		;
+	else if (!in.gzip && is_text(data, len) && text_too_big(lim, len, err, errlen))
+		ret = -EFBIG;
+	else if (!in.gzip && mt_go_text_is(data, len))
+		ret = read_go(path, data, len, p, err, errlen);
+	else if (!in.gzip && is_text(data, len))
 		ret = read_text(path, data, len, p, err, errlen);
 	else
-		ret = mt_pprof_parse(data, len, path, lim, p, err, errlen);
-	free(data);
+		ret = mt_pprof_decode(data, len, path, lim, p, err, errlen);
+	mt_input_close(&in);
+	if (!ret)
+		ret = check_totals(p, err, errlen);
 	if (ret)
 		mt_profile_free(p);
 	return ret;

@@ -16,14 +16,19 @@
 #define MEMTRACE_PROFILE_READ_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "pprof_read.h"
 #include "profile.h"
+
+/* What the magnitudes of one value over all samples may add up to. */
+#define MT_PROFILE_MAX_TOTAL ((uint64_t)1 << 62)
 
 /*
  * Read PATH into *P (release it with mt_profile_free).  LIM as for
  * mt_pprof_read_limits (NULL: the defaults); a text profile may take
  * memory up to its budget of decoding (pprof_read.h) for a protobuf of its
- * size.  Returns 0, or a negative errno with a one-line reason in ERR.
+ * size.  A profile whose values add up to more than MT_PROFILE_MAX_TOTAL
+ * is refused.  Returns 0, or a negative errno with a one-line reason in ERR.
  */
 int mt_profile_read(const char *path, const struct mt_pprof_limits *lim,
 		    struct mt_profile *p, char *err, size_t errlen);

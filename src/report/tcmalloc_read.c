@@ -3,7 +3,6 @@
 #include "tcmalloc_read.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,55 +16,53 @@ bool mt_tcmalloc_is(const char *text, size_t len)
 	return len >= strlen(MAGIC) && strncmp(text, MAGIC, strlen(MAGIC)) == 0;
 }
 
-/* "@ heapprofile" -> 1, "@ heap_v2/N" -> N; false for anything else. */
-static bool header(const char *line, uint64_t *period)
+/* The header's kind: "@ heapprofile" -> 1, "@ heap_v2/N" -> N; false for
+ * anything else (a period of 0, or beyond int64_t, cannot be). */
+static bool header(struct mt_line l, uint64_t *period)
 {
-	const char *at = strchr(line, '@');
-	char kind[32];
-	int n = 0;
+	const char *at = memchr(l.p, '@', (size_t)(l.end - l.p));
 
-	if (!at || sscanf(at, "@ %31[a-z_0-9]%n", kind, &n) != 1)
+	if (!at)
 		return false;
-	if (strcmp(kind, "heapprofile") == 0) {
+	l.p = at + 1;
+	if (mt_line_lit(&l, "heapprofile")) {
 		*period = 1;
-		return true;
+		return mt_line_blank(&l);
 	}
-	return strcmp(kind, "heap_v2") == 0 &&
-	       sscanf(at + n, "/%" SCNu64, period) == 1;
+	return mt_line_lit(&l, "heap_v2/") && mt_line_u64(&l, INT64_MAX, period) &&
+	       *period > 0 && mt_line_blank(&l);
 }
+
+struct reader {
+	struct mt_raw_profile *raw;
+	uint64_t period;
+	uint64_t *ips;       /* the addresses of the current record */
+	size_t ipscap, stackcap;
+};
 
 /* "C: B [AC: AB] @ 0x..." */
-static int record(const char *line, struct mt_raw_profile *raw, uint64_t period)
+static int record(struct reader *r, struct mt_line l)
 {
 	struct mt_heap_record rec = { 0 };
-	uint64_t *ips;
-	int n = 0, err;
+	int err;
 
-	if (sscanf(line, " %" SCNd64 ": %" SCNd64 " [ %" SCNd64 ": %" SCNd64 " ] @%n",
-		   &rec.inuse_objects, &rec.inuse_bytes, &rec.alloc_objects,
-		   &rec.alloc_bytes, &n) != 4 || n == 0)
+	if (!mt_heap_text_figures(&l, &rec) || !mt_line_lit(&l, "@"))
 		return -EINVAL;
-	err = mt_heap_text_addrs(line + n, &ips, &rec.nips);
+	err = mt_heap_text_addrs(&l, &r->ips, &rec.nips, &r->ipscap);
 	if (err)
 		return err;
-	rec.ips = ips;
-	err = mt_heap_text_add(raw, &rec, period);
-	free(ips);
-	return err;
+	rec.ips = r->ips;
+	return mt_heap_text_add(r->raw, &r->stackcap, &rec, r->period);
 }
 
-static bool blank(const char *line)
+int mt_tcmalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
+		      char *err, size_t errlen)
 {
-	return line[strspn(line, " \t\r")] == '\n' || line[strspn(line, " \t\r")] == '\0';
-}
-
-int mt_tcmalloc_parse(const char *text, struct mt_raw_profile *raw, char *err,
-		      size_t errlen)
-{
-	const char *line = text;
-	uint64_t period = 0;
+	struct reader r = { .raw = raw };
+	struct mt_maps_text mt = { 0 };
+	struct mt_line l;
+	size_t pos = 0, lineno = 1;
 	bool maps = false;
-	size_t lineno = 1;
 	int ret = 0;
 
 	memset(raw, 0, sizeof(*raw));
@@ -73,29 +70,27 @@ int mt_tcmalloc_parse(const char *text, struct mt_raw_profile *raw, char *err,
 	if (!raw->procs)
 		goto nomem;
 	raw->nprocs = 1;
-	if (!header(line, &period)) {
+	mt.proc = &raw->procs[0];
+	if (!mt_line_next(text, len, &pos, &l) || !header(l, &r.period)) {
 		snprintf(err, errlen, "line 1: not a heap profile header "
 			 "(\"@ heapprofile\" or \"@ heap_v2/N\" expected)");
 		return -EINVAL;
 	}
-	raw->sum.sample_bytes = period > 1 ? period : 0;
-	for (line = strchr(line, '\n'); line && !ret; line = strchr(line, '\n')) {
-		line++;
+	raw->sum.sample_bytes = r.period > 1 ? r.period : 0;
+	while (!ret && mt_line_next(text, len, &pos, &l)) {
 		lineno++;
-		if (!*line)
-			break;
-		if (strncmp(line, "MAPPED_LIBRARIES:", 17) == 0 ||
-		    strncmp(line, "--- Memory map:", 15) == 0)
+		if (mt_line_starts(&l, "MAPPED_LIBRARIES:") ||
+		    mt_line_starts(&l, "--- Memory map:"))
 			maps = true;
 		else if (maps)
-			ret = mt_maps_text_line(&raw->procs[0], line);
-		else if (!blank(line) && line[0] != '#')
-			ret = record(line, raw, period);
+			ret = mt_maps_text_line(&mt, l);
+		else if (!mt_line_blank(&l) && l.p[0] != '#')
+			ret = record(&r, l);
 	}
-	if (ret == -EINVAL)
-		snprintf(err, errlen, "line %zu: malformed record", lineno);
-	else if (ret)
-		snprintf(err, errlen, "out of memory");
+	free(r.ips);
+	mt_maps_text_free(&mt);
+	if (ret)
+		mt_heap_text_error(ret, lineno, "malformed record", err, errlen);
 	if (ret)
 		return ret;
 	mt_maps_text_finish(&raw->procs[0]);

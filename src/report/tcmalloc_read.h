@@ -25,11 +25,11 @@
 bool mt_tcmalloc_is(const char *text, size_t len);
 
 /*
- * Parse TEXT (NUL-terminated) into RAW (one process, pid 0, whose modules
+ * Parse TEXT (LEN bytes) into RAW (one process, pid 0, whose modules
  * are the MAPPED_LIBRARIES section; tcmalloc's own frames dropped).
  * Returns 0, or -EINVAL/-ENOMEM with a one-line reason in ERR.
  */
-int mt_tcmalloc_parse(const char *text, struct mt_raw_profile *raw, char *err,
-		      size_t errlen);
+int mt_tcmalloc_parse(const char *text, size_t len, struct mt_raw_profile *raw,
+		      char *err, size_t errlen);
 
 #endif

@@ -14,7 +14,7 @@
 
 PPROF_UNIT_DIR   := $(BUILD)/tests/unit
 PPROF_UNIT_BIN   := $(PPROF_UNIT_DIR)/test_pprof
-PPROF_UNIT_MODS  := pprof_write pprof_read pprof_facts pprof_cost
+PPROF_UNIT_MODS  := pprof_write pprof_read pprof_facts pprof_cost profile_input
 PPROF_UNIT_DEFS  := -DPPROF_TEST_DATA=\"$(CURDIR)/tests/data\"
 PPROF_UNIT_FLAGS := -O2 -g -std=gnu11 -fno-omit-frame-pointer $(WARN)
 PPROF_UNIT_ASAN  := -fsanitize=address,undefined -fno-omit-frame-pointer \

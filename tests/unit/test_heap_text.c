@@ -70,7 +70,7 @@ static void test_tcmalloc_sampled(void **state)
 	(void)state;
 	assert_true(mt_tcmalloc_is(text, sizeof(text) - 1));
 	assert_false(mt_jemalloc_is(text, sizeof(text) - 1));
-	assert_int_equal(mt_tcmalloc_parse(text, &raw, err, sizeof(err)), 0);
+	assert_int_equal(mt_tcmalloc_parse(text, strlen(text), &raw, err, sizeof(err)), 0);
 	assert_int_equal(raw.sum.sample_bytes, 1024);
 	assert_int_equal(raw.nstacks, 2);
 	/* Each pair scaled by its own average, 1024: x 1.58198. */
@@ -109,7 +109,7 @@ static void test_jemalloc(void **state)
 
 	(void)state;
 	assert_true(mt_jemalloc_is(text, sizeof(text) - 1));
-	assert_int_equal(mt_jemalloc_parse(text, &raw, err, sizeof(err)), 0);
+	assert_int_equal(mt_jemalloc_parse(text, strlen(text), &raw, err, sizeof(err)), 0);
 	assert_int_equal(raw.sum.sample_bytes, 0);  /* heap_v2/1: exact */
 	assert_int_equal(raw.nstacks, 2);
 	/* No accumulated figures (prof_accum off): in use counts as allocated. */
@@ -124,17 +124,25 @@ static void test_jemalloc(void **state)
 	mt_raw_profile_free(&raw);
 }
 
-static void expect_error(const char *text, bool tc, const char *what)
+/* LEN bytes of TEXT (NULs included) fail with CODE and an error naming WHAT. */
+static void expect_code(const char *text, size_t len, bool tc, int code,
+			const char *what)
 {
 	struct mt_raw_profile raw;
 	char err[128] = "";
-	int ret = tc ? mt_tcmalloc_parse(text, &raw, err, sizeof(err))
-		     : mt_jemalloc_parse(text, &raw, err, sizeof(err));
+	int ret = tc ? mt_tcmalloc_parse(text, len, &raw, err, sizeof(err))
+		     : mt_jemalloc_parse(text, len, &raw, err, sizeof(err));
 
-	assert_int_equal(ret, -EINVAL);
+	if (ret != code)
+		fail_msg("%d, not %d, for \"%s\" (%s)", ret, code, text, err);
 	if (!strstr(err, what))
 		fail_msg("error \"%s\" does not mention \"%s\"", err, what);
 	mt_raw_profile_free(&raw);
+}
+
+static void expect_error(const char *text, bool tc, const char *what)
+{
+	expect_code(text, strlen(text), tc, -EINVAL, what);
 }
 
 static void test_damaged(void **state)
@@ -150,6 +158,48 @@ static void test_damaged(void **state)
 	expect_error("heap_v2/\n", false, "line 1");
 	expect_error("heap_v2/4\nnonsense\n", false, "line 2");
 	expect_error("heap_v2/4\n@ 0x1\n  t*: 1: 1 [x: 1]\n", false, "line 3");
+}
+
+/* Figures no profile can hold: refused, with the line, never wrapped. */
+static void test_impossible(void **state)
+{
+	static const char nul[] = "heap_v2/1\n@ 0x10\0 junk\n  t*: 1: 8 [1: 8]\n";
+	static const char tc_nul[] = "heap profile: 1: 1 [1: 1] @ heapprofile\n"
+				     " 1: 8 [1: 8]\0 @ 0x10\n";
+	static const char huge[] =
+		"heap profile: 1: 1 [1: 1] @ heap_v2/9223372036854775807\n"
+		" 1: 1 [1: 1] @ 0x10\n";
+
+	(void)state;
+	/* Periods: negative (strtoull's wrap), 2^64, past int64_t. */
+	expect_error("heap_v2/-1\n@ 0x10\n  t*: 1: 1 [1: 1]\n", false, "line 1");
+	expect_error("heap_v2/18446744073709551616\n", false, "line 1");
+	expect_error("heap_v2/9223372036854775808\n", false, "line 1");
+	expect_error("heap_v2/8 junk\n", false, "line 1");
+	expect_error("heap profile: 1: 1 [1: 1] @ heap_v2/-5\n", true, "line 1");
+	expect_error("heap profile: 1: 1 [1: 1] @ heap_v2/0\n", true, "line 1");
+	/* Figures past 64 bits; an address that is not one. */
+	expect_error("heap profile: 1: 1 [1: 1] @ heapprofile\n"
+		     " 1: 18446744073709551616 [1: 18446744073709551616] @ 0x10\n",
+		     true, "line 2");
+	expect_error("heap_v2/1\n@ 0x10\n  t*: 1: 99999999999999999999 [1: 1]\n",
+		     false, "line 3");
+	expect_error("heap profile: 1: 1 [1: 1] @ heapprofile\n 1: 8 [1: 8] @ 0x-1\n",
+		     true, "line 2");
+	expect_error("heap profile: 1: 1 [1: 1] @ heapprofile\n 1: 8 [1: 8] @ "
+		     "0x10000000000000000\n", true, "line 2");
+	/* Unbiased by a period of 2^63-1, one byte is 2^63 of them. */
+	expect_code(huge, strlen(huge), true, -ERANGE, "too large");
+	/* A NUL inside a line makes it malformed, at the end of none. */
+	expect_code(nul, sizeof(nul) - 1, false, -EINVAL, "line 2");
+	expect_code(tc_nul, sizeof(tc_nul) - 1, true, -EINVAL, "line 2");
+}
+
+/* mt_go_text_parse of a string. */
+static int go_parse(const char *text, struct mt_profile *p, char *err,
+		    size_t errlen)
+{
+	return mt_go_text_parse(text, strlen(text), p, err, errlen);
 }
 
 static void test_go(void **state)
@@ -173,7 +223,7 @@ static void test_go(void **state)
 	/* tcmalloc's header is not Go's (the dispatcher asks Go first). */
 	assert_false(mt_go_text_is("heap profile: 1: 1 [1: 1] @ heapprofile\n", 40));
 	assert_false(mt_go_text_is("heap profile: 1: 1 [1: 1] @ heap_v2/8\n", 38));
-	assert_int_equal(mt_go_text_parse(text, &p, err, sizeof(err)), 0);
+	assert_int_equal(mt_go_text_parse(text, strlen(text), &p, err, sizeof(err)), 0);
 	/* heap/1024: one sample per 512 bytes; avg 512: x 1.58198. */
 	assert_int_equal(p.sum.sample_bytes, 512);
 	assert_int_equal(p.nsamples, 1);  /* the all-zero record is left out */
@@ -190,17 +240,47 @@ static void test_go(void **state)
 			    "main.allocSmall");
 	mt_profile_free(&p);
 
-	assert_int_equal(mt_go_text_parse("heap profile: 1: 1 [1: 1] @ heap/x\n",
+	assert_int_equal(go_parse("heap profile: 1: 1 [1: 1] @ heap/x\n",
 					  &p, err, sizeof(err)), -EINVAL);
 	mt_profile_free(&p);
-	assert_int_equal(mt_go_text_parse("heap profile: 1: 1 [1: 1] @ heap/2\n"
+	assert_int_equal(go_parse("heap profile: 1: 1 [1: 1] @ heap/2\n"
 					  "#\tjunk\n", &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "line 2"));
 	mt_profile_free(&p);
-	assert_int_equal(mt_go_text_parse("heap profile: 1: 1 [1: 1] @ heap/2\n"
+	assert_int_equal(go_parse("heap profile: 1: 1 [1: 1] @ heap/2\n"
 					  "1: 8 [0: 0] @ 0x1\n", &p, err, sizeof(err)),
 			 -EINVAL);
 	mt_profile_free(&p);
+}
+
+/* Go's text: the rate and the figures checked as the others'. */
+static void test_go_impossible(void **state)
+{
+	static const char *const bad[] = {
+		"heap profile: 1: 1 [1: 1] @ heap/-2\n",
+		"heap profile: 1: 1 [1: 1] @ heap/18446744073709551616\n",
+		"heap profile: 1: 1 [1: 1] @ heap/0\n",
+		"heap profile: 1: 1 [1: 1] @ heap/2\n"
+		"1: 18446744073709551616 [1: 18446744073709551616] @ 0x10\n",
+		"heap profile: 1: 1 [1: 1] @ heap/2\n"
+		"1: 8 [1: 8] @ 0x10\n#\t0x-1\tmain.f\t/m.go:1\n",
+		"heap profile: 1: 1 [1: 1] @ heap/9223372036854775806\n"
+		"3: 3 [3: 3] @ 0x10\n",
+	};
+	static const char *const why[] = {
+		"line 1", "line 1", "line 1", "line 2", "line 3", "too large",
+	};
+	struct mt_profile p;
+	char err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int ret = go_parse(bad[i], &p, err, sizeof(err));
+
+		if (ret >= 0 || !strstr(err, why[i]))
+			fail_msg("%d \"%s\" for \"%s\"", ret, err, bad[i]);
+		mt_profile_free(&p);
+	}
 }
 
 int main(void)
@@ -210,7 +290,9 @@ int main(void)
 		cmocka_unit_test(test_tcmalloc_sampled),
 		cmocka_unit_test(test_jemalloc),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_impossible),
 		cmocka_unit_test(test_go),
+		cmocka_unit_test(test_go_impossible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
