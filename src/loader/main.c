@@ -167,6 +167,7 @@ static int report_file(const struct mt_options *o)
 		mt_profile_free(&prof);
 		return mt_fail("%s", strerror(-ret));
 	}
+	mt_reports_say_empty(&prof);
 	ret = mt_render(o->outputs, o->noutputs, &prof, NULL, &ropts);
 	mt_profile_free(&prof);
 	return ret ? 1 : 0;

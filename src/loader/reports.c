@@ -58,6 +58,17 @@ int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+void mt_reports_say_empty(const struct mt_profile *p)
+{
+	static bool said;
+
+	/* Once: interval reports (-i) would say it again and again. */
+	if (said || !p->sum.shown[0] || mt_profile_nprocs(p))
+		return;
+	said = true;
+	fprintf(stderr, "memtrace: the report shows %s\n", p->sum.shown);
+}
+
 /* Symbolise RAW and write it to OUTS; RAW is freed, its procs left. */
 static int render(const struct mt_options *o, struct mt_raw_profile *raw,
 		  const struct mt_render_opts *ropts, struct mt_reports *r,
@@ -78,6 +89,8 @@ static int render(const struct mt_options *o, struct mt_raw_profile *raw,
 	if (ret)
 		mt_fail("cannot symbolise the profile: %s", strerror(-ret));
 	else
+		mt_reports_say_empty(&prof);
+	if (!ret)
 		ret = mt_render(outs, nouts, &prof, raw, ropts) ? 1 : 0;
 	raw->procs = NULL;
 	raw->nprocs = 0;
