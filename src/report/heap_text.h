@@ -44,9 +44,11 @@ int mt_heap_text_add(struct mt_raw_profile *raw, const struct mt_heap_record *re
 int mt_heap_text_addrs(const char *s, uint64_t **ips, size_t *n);
 
 /*
- * Drop the leading frames of every stack of RAW that lie in a module of
- * process 0 whose file name contains NAME (the allocator's own frames,
- * e.g. jemalloc's backtrace code).
+ * Drop the leading frames of every stack of RAW that lie in the allocator
+ * NAME's own library among process 0's modules (its frames, e.g.
+ * jemalloc's backtrace code): the library whose soname is libNAME.so...,
+ * libNAME_minimal..., or, when the file is not on this machine, whose file
+ * name is.  A program whose name contains NAME keeps its frames.
  */
 void mt_heap_text_strip(struct mt_raw_profile *raw, const char *name);
 
