@@ -620,10 +620,6 @@ static int resolve_outputs(struct mt_options *o)
 			fprintf(stderr, "memtrace: a pprof profile is binary: give it a file (--pprof FILE or -o FILE.pb.gz)\n");
 			return -1;
 		}
-		if (o->report_mode && o->outputs[i].fmt == MT_FMT_RAW) {
-			fprintf(stderr, "memtrace: --raw needs a live trace: a saved profile has no raw frames\n");
-			return -1;
-		}
 	}
 	return 0;
 }

@@ -37,7 +37,7 @@ static int write_one(FILE *f, const struct mt_output *out,
 	case MT_FMT_LEAKS:
 		return mt_write_leaks(f, p, &o->leaks);
 	case MT_FMT_RAW:
-		return raw ? mt_write_raw(f, raw, p) : -EINVAL;
+		return mt_write_raw(f, raw, p);
 	case MT_FMT_SVG:
 		return mt_write_flame_svg(f, p, o->text.metric, NULL);
 	case MT_FMT_PPROF:
