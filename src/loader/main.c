@@ -155,6 +155,13 @@ static int report_file(const struct mt_options *o)
 		mt_profile_free(&prof);
 		return mt_fail("%s: %s", input, err);
 	}
+	/* A recording's interval profile is its interval's highest: the
+	 * moment is what --at asked for (peak, or the interval of a time). */
+	if (input == picked && (o->at_peak || o->at_s >= 0)) {
+		if (prof.sum.at == MT_AT_END) /* the final one: its end */
+			prof.sum.at_s = prof.sum.duration_s;
+		prof.sum.at = o->at_peak ? MT_AT_PEAK : MT_AT_TIME;
+	}
 	if (o->base) {
 		ret = subtract_base(o, &lim, &prof);
 		if (ret) {
