@@ -199,10 +199,6 @@ void mt_reports_now(struct mt_reports *r)
 	fflush(stdout);
 	if (o->keep && seq > o->keep)
 		remove_numbered(o, seq - o->keep);
-	if (o->count && seq >= o->count) { /* as -d would */
-		r->tr->s.stop = MT_STOP_DURATION;
-		mt_loop_stop(&r->tr->s.loop);
-	}
 }
 
 int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
@@ -218,8 +214,16 @@ int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
 
 static void on_interval(void *arg, double now)
 {
+	struct mt_reports *r = arg;
+
 	(void)now;
-	mt_reports_now(arg);
+	/* --count N: the Nth report is the final one; stop, as -d would. */
+	if (r->o->count && r->seq + 1 >= r->o->count) {
+		r->tr->s.stop = MT_STOP_DURATION;
+		mt_loop_stop(&r->tr->s.loop);
+		return;
+	}
+	mt_reports_now(r);
 }
 
 static void on_report(void *arg)
