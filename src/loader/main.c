@@ -33,28 +33,49 @@
 #include "timeline.h"
 #include "tracer.h"
 
-/* What the "tracing ..." line says about stopping. */
-static const char *stop_hint(const struct mt_options *o)
+/* q or Enter on the terminal stops tracing (mt_keys_start succeeded). */
+static bool keys_on;
+
+/*
+ * What the "tracing ..." line says about stopping: one way that works.
+ * The key when memtrace reads the terminal; else Ctrl-C, unless standard
+ * output is a pipe: Ctrl-C would stop its reader too, before the report
+ * reaches it, so a SIGINT to memtrace alone is the way.
+ */
+static const char *stop_hint(const struct mt_options *o, char *buf,
+			     size_t len)
 {
-	return o->duration > 0 ? "stops after the duration or Ctrl-C"
-			       : "Ctrl-C to stop";
+	struct stat st;
+	bool pipe = fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
+	const char *d = o->duration > 0 ? "stops after the duration, or " : "";
+
+	if (keys_on)
+		snprintf(buf, len, "%spress q or Enter to stop", d);
+	else if (pipe)
+		snprintf(buf, len, "%skill -INT %d to stop (Ctrl-C would stop the whole pipeline)",
+			 d, (int)getpid());
+	else
+		snprintf(buf, len, "%sCtrl-C to stop", d);
+	return buf;
 }
 
 static void say_tracing(const struct mt_tracer *tr)
 {
 	const struct mt_target *t = tr->t;
+	char hint[128];
 
 	if (tr->o->verbose)
 		mt_startup_say(stderr);
 	if (tr->kind == MT_TRACER_SYSTEM)
 		fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
-			tr->sys.nprocs, tr->sys.probed, stop_hint(tr->o));
+			tr->sys.nprocs, tr->sys.probed,
+			stop_hint(tr->o, hint, sizeof(hint)));
 	else
 		fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s%s; %s\n",
 			(int)t->pid, t->comm, tr->probes.nfuncs,
 			mt_target_alloc_name(t),
 			tr->kind == MT_TRACER_FAMILY ? ", and the processes it starts" : "",
-			stop_hint(tr->o));
+			stop_hint(tr->o, hint, sizeof(hint)));
 }
 
 /* Trace T (NULL: every process) and report.  Returns the exit status. */
@@ -231,8 +252,7 @@ int main(int argc, char **argv)
 		return mt_fail("cannot set up signal handling: %s",
 			       strerror(-sigfd));
 	/* A terminal is CMD's to read; with -p or system-wide, q stops. */
-	if ((o.pid || o.system_wide) && mt_keys_start(&keys))
-		fprintf(stderr, "memtrace: press q or Enter to stop tracing (Ctrl-C also stops the rest of a pipeline)\n");
+	keys_on = (o.pid || o.system_wide) && mt_keys_start(&keys);
 	if (o.system_wide)
 		ret = trace(&o, NULL, sigfd);
 	else if ((ret = o.pid ? mt_target_find(&o, &t)

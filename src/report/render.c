@@ -48,8 +48,11 @@ static int write_one(FILE *f, const struct mt_output *out,
 
 static int fail(const char *path, int err)
 {
-	fprintf(stderr, "memtrace: cannot write '%s': %s\n",
-		path ? path : "standard output", mt_outfile_strerror(err));
+	if (!path && (err == -EPIPE || err == EPIPE)) /* its reader gone */
+		fprintf(stderr, "memtrace: the report was not written: the program reading standard output has exited (Ctrl-C stops a whole pipeline: stop memtrace alone with q or Enter, or kill -INT)\n");
+	else
+		fprintf(stderr, "memtrace: cannot write '%s': %s\n",
+			path ? path : "standard output", mt_outfile_strerror(err));
 	return -1;
 }
 
