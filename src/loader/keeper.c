@@ -116,7 +116,8 @@ bool mt_keeper_take_kept(struct mt_keeper *k, struct mt_raw_profile *raw,
 	*raw = k->raw;
 	raw->procs = procs;
 	raw->nprocs = nprocs;
-	raw->sum.at = MT_AT_PEAK;
+	/* The interval's highest, not the trace's peak: a moment. */
+	raw->sum.at = MT_AT_TIME;
 	raw->sum.at_s = k->t;
 	memset(&k->raw, 0, sizeof(k->raw));
 	mt_keeper_init_peak(k);

@@ -34,28 +34,49 @@
 #include "timeline.h"
 #include "tracer.h"
 
-/* What the "tracing ..." line says about stopping. */
-static const char *stop_hint(const struct mt_options *o)
+/* q or Enter on the terminal stops tracing (mt_keys_start succeeded). */
+static bool keys_on;
+
+/*
+ * What the "tracing ..." line says about stopping: one way that works.
+ * The key when memtrace reads the terminal; else Ctrl-C, unless standard
+ * output is a pipe: Ctrl-C would stop its reader too, before the report
+ * reaches it, so a SIGINT to memtrace alone is the way.
+ */
+static const char *stop_hint(const struct mt_options *o, char *buf,
+			     size_t len)
 {
-	return o->duration > 0 ? "stops after the duration or Ctrl-C"
-			       : "Ctrl-C to stop";
+	struct stat st;
+	bool pipe = fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
+	const char *d = o->duration > 0 ? "stops after the duration, or " : "";
+
+	if (keys_on)
+		snprintf(buf, len, "%spress q or Enter to stop", d);
+	else if (pipe)
+		snprintf(buf, len, "%skill -INT %d to stop (Ctrl-C would stop the whole pipeline)",
+			 d, (int)getpid());
+	else
+		snprintf(buf, len, "%sCtrl-C to stop", d);
+	return buf;
 }
 
 static void say_tracing(struct mt_tracer *tr)
 {
 	const struct mt_target *t = tr->t;
+	char hint[128];
 
 	if (tr->o->verbose)
 		mt_startup_say(stderr);
 	if (tr->kind == MT_TRACER_SYSTEM)
 		fprintf(stderr, "memtrace: tracing every process (%zu now) using %s; %s\n",
-			tr->sys.nprocs, tr->sys.probed, stop_hint(tr->o));
+			tr->sys.nprocs, tr->sys.probed,
+			stop_hint(tr->o, hint, sizeof(hint)));
 	else
 		fprintf(stderr, "memtrace: tracing pid %d (%s), %zu functions in %s%s; %s\n",
 			(int)t->pid, t->comm, tr->probes.nfuncs,
 			mt_target_alloc_name(t),
 			tr->kind == MT_TRACER_FAMILY ? ", and the processes it starts" : "",
-			stop_hint(tr->o));
+			stop_hint(tr->o, hint, sizeof(hint)));
 	if (tr->o->verbose && mt_tracer_probes(tr))
 		mt_probes_describe(mt_tracer_probes(tr), stderr);
 }
@@ -158,6 +179,13 @@ static int report_file(const struct mt_options *o)
 		mt_profile_free(&prof);
 		return mt_fail("%s: %s", input, err);
 	}
+	/* A recording's interval profile is its interval's highest: the
+	 * moment is what --at asked for (peak, or the interval of a time). */
+	if (input == picked && (o->at_peak || o->at_s >= 0)) {
+		if (prof.sum.at == MT_AT_END) /* the final one: its end */
+			prof.sum.at_s = prof.sum.duration_s;
+		prof.sum.at = o->at_peak ? MT_AT_PEAK : MT_AT_TIME;
+	}
 	if (o->base) {
 		ret = subtract_base(o, &lim, &prof);
 		if (ret) {
@@ -170,6 +198,7 @@ static int report_file(const struct mt_options *o)
 		mt_profile_free(&prof);
 		return mt_fail("%s", strerror(-ret));
 	}
+	mt_reports_say_empty(&prof);
 	ret = mt_render(o->outputs, o->noutputs, &prof, NULL, &ropts);
 	mt_profile_free(&prof);
 	return ret ? 1 : 0;
@@ -230,8 +259,7 @@ int main(int argc, char **argv)
 		return mt_fail("cannot set up signal handling: %s",
 			       strerror(-sigfd));
 	/* A terminal is CMD's to read; with -p or system-wide, q stops. */
-	if ((o.pid || o.system_wide) && mt_keys_start(&keys))
-		fprintf(stderr, "memtrace: press q or Enter to stop tracing (Ctrl-C also stops the rest of a pipeline)\n");
+	keys_on = (o.pid || o.system_wide) && mt_keys_start(&keys);
 	if (o.system_wide)
 		ret = trace(&o, NULL, sigfd);
 	else if ((ret = o.pid ? mt_target_find(&o, &t)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "memleak.h"
 #include "net_addr.h"
@@ -143,7 +144,8 @@ static void usage(FILE *f)
 "                         under a \"--- HH:MM:SS (+T s)\" line; the final\n"
 "                         report keeps the names given.  SIGUSR1 to\n"
 "                         memtrace writes one such report at once\n"
-"      --count N          with -i: stop after N reports\n"
+"      --count N          with -i: stop at the Nth report, the final one\n"
+"                         (N-1 numbered ones before it)\n"
 "      --keep N           numbered files kept, the oldest removed (default\n"
 "                         10; 0 keeps all)\n"
 "      --at WHEN          the final report is the profile of one moment:\n"
@@ -188,8 +190,10 @@ static void usage(FILE *f)
 "                         for any browser (click to zoom, search); also\n"
 "                         chosen by -o FILE.svg\n"
 "  -o, --output FILE      where the formats without =FILE go\n"
-"      --comm NAME        only the processes named NAME (system-wide);\n"
-"                         with report, -p PID picks one process too\n"
+"      --comm NAME        only the processes named NAME, or matching it when\n"
+"                         it has * ? or [ (a shell glob: 'python*'); the\n"
+"                         header's shown: line says how many, stderr when\n"
+"                         none; with report, -p PID picks one process too\n"
 "Timeline (memory over time, per process; the report's peak in use):\n"
 "      --timeline-interval SECS  sample every SECS (default 0.1; 0: no\n"
 "                         timeline, and no cost); the largest in use of\n"
@@ -322,27 +326,58 @@ static int parse_long(const char *opt, const char *s, long min, long max,
 	return 0;
 }
 
-/* "1.5", "500ms", "5s", "2m", "1h": seconds, as a positive finite number. */
+/*
+ * "1.5", "500ms", "5s", "2m", "1h", and sums of them largest unit first
+ * as Go writes durations ("2h30m", "1m30.5s"): seconds, as a positive
+ * finite number.
+ */
 static int parse_seconds(const char *s, bool allow_zero, double *out)
 {
+	/* Longest suffix first: "ms" is not "m" then "s". */
 	static const struct { const char *suffix; double scale; } units[] = {
-		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 },
-		{ "m", 60 }, { "h", 3600 },
+		{ "ms", 1e-3 }, { "us", 1e-6 }, { "h", 3600 }, { "m", 60 },
+		{ "s", 1 },
 	};
-	char *end;
-	double v;
+	double sum = 0, last = HUGE_VAL;
+	int terms = 0;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0 || (v == 0 && !allow_zero))
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix) == 0) {
-			*out = v * units[i].scale;
-			return 0;
+	while (*s) {
+		char *end;
+		double v, scale = 0;
+		size_t k = 0;
+
+		if (*s < '0' || *s > '9') {
+			if (*s != '.')
+				return -1;
 		}
+		errno = 0;
+		v = strtod(s, &end);
+		if (errno || end == s || !isfinite(v) || v < 0)
+			return -1;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			k = strlen(units[i].suffix);
+			if (strncmp(end, units[i].suffix, k) == 0) {
+				scale = units[i].scale;
+				break;
+			}
+		}
+		if (!scale) { /* a bare number: seconds, alone */
+			if (*end || terms)
+				return -1;
+			k = 0;
+			scale = 1;
+		} else if (scale >= last) {
+			return -1; /* "30m2h", "1s1s": not a duration */
+		}
+		last = scale;
+		sum += v * scale;
+		terms++;
+		s = end + k;
 	}
-	return -1;
+	if (!terms || !isfinite(sum) || (sum == 0 && !allow_zero))
+		return -1;
+	*out = sum;
+	return 0;
 }
 
 /* "524288", "512K", "512KiB", "1M", "1G": bytes, 1 .. SAMPLE_BYTES_MAX. */
@@ -469,7 +504,7 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 			o->at_s = -1;
 		} else if (parse_seconds(arg, true, &o->at_s) || o->at_s > 1e9) {
 			return bad("--at", arg,
-				   "expected peak or a time of the trace, e.g. 12.5s, 500ms, 2m");
+				   "expected peak or a time of the trace, e.g. 12.5s, 500ms, 2m, 2h30m");
 		} else {
 			o->at_peak = false;
 		}
@@ -617,6 +652,35 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/*
+ * -o FILE chooses the format by FILE's name: .pb.gz, .pb (pprof), .svg.
+ * A name that says another format memtrace does not write (x.json) is
+ * refused rather than filled with text; the rest get the text report.
+ */
+static int output_format(const char *path, enum mt_format *fmt)
+{
+	static const char *const foreign[] = {
+		".json", ".html", ".htm", ".xml", ".csv", ".yaml", ".yml",
+		".pdf", ".png", ".jpg", ".dot", NULL,
+	};
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *ext = strrchr(base, '.');
+
+	*fmt = MT_FMT_TEXT;
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pb"))
+		*fmt = MT_FMT_PPROF;
+	else if (ends_with(path, ".svg"))
+		*fmt = MT_FMT_SVG;
+	for (size_t i = 0; ext && ext != base && foreign[i]; i++) {
+		if (strcasecmp(ext, foreign[i]) == 0) {
+			fprintf(stderr, "memtrace: -o %s: memtrace does not write %s; -o FILE writes the text report, pprof for FILE.pb.gz, a flame graph for FILE.svg (or name a format: --text=, --leaks=, --folded=, --raw=, --pprof, --svg)\n",
+				path, foreign[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Give formats without a file -o's destination; default to the top report. */
 static int resolve_outputs(struct mt_options *o)
 {
@@ -630,21 +694,15 @@ static int resolve_outputs(struct mt_options *o)
 	}
 	/* The default report, unless every format asked for has a file. */
 	if (!primary && (o->noutputs == 0 || o->output)) {
-		bool pb = o->output && (ends_with(o->output, ".pb.gz") ||
-					ends_with(o->output, ".pb"));
-		bool svg = o->output && ends_with(o->output, ".svg");
+		enum mt_format fmt = MT_FMT_TEXT;
 
-		if (add_output(o, pb ? MT_FMT_PPROF : svg ? MT_FMT_SVG : MT_FMT_TEXT,
-			       o->output))
+		if ((o->output && output_format(o->output, &fmt)) ||
+		    add_output(o, fmt, o->output))
 			return -1;
 	}
 	for (size_t i = 0; i < o->noutputs; i++) {
 		if (o->outputs[i].fmt == MT_FMT_PPROF && !o->outputs[i].path) {
 			fprintf(stderr, "memtrace: a pprof profile is binary: give it a file (--pprof FILE or -o FILE.pb.gz)\n");
-			return -1;
-		}
-		if (o->report_mode && o->outputs[i].fmt == MT_FMT_RAW) {
-			fprintf(stderr, "memtrace: --raw needs a live trace: a saved profile has no raw frames\n");
 			return -1;
 		}
 	}

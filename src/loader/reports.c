@@ -59,6 +59,17 @@ int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+void mt_reports_say_empty(const struct mt_profile *p)
+{
+	static bool said;
+
+	/* Once: interval reports (-i) would say it again and again. */
+	if (said || !p->sum.shown[0] || mt_profile_nprocs(p))
+		return;
+	said = true;
+	fprintf(stderr, "memtrace: the report shows %s\n", p->sum.shown);
+}
+
 /* Symbolise RAW and write it to OUTS; RAW is freed, its procs left. */
 static int render(const struct mt_options *o, struct mt_raw_profile *raw,
 		  const struct mt_render_opts *ropts, struct mt_reports *r,
@@ -79,6 +90,8 @@ static int render(const struct mt_options *o, struct mt_raw_profile *raw,
 	if (ret)
 		mt_fail("cannot symbolise the profile: %s", strerror(-ret));
 	else
+		mt_reports_say_empty(&prof);
+	if (!ret)
 		ret = mt_render(outs, nouts, &prof, raw, ropts) ? 1 : 0;
 	raw->procs = NULL;
 	raw->nprocs = 0;
@@ -187,10 +200,6 @@ void mt_reports_now(struct mt_reports *r)
 	fflush(stdout);
 	if (o->keep && seq > o->keep)
 		remove_numbered(o, seq - o->keep);
-	if (o->count && seq >= o->count) { /* as -d would */
-		r->tr->s.stop = MT_STOP_DURATION;
-		mt_loop_stop(&r->tr->s.loop);
-	}
 }
 
 int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
@@ -206,8 +215,16 @@ int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
 
 static void on_interval(void *arg, double now)
 {
+	struct mt_reports *r = arg;
+
 	(void)now;
-	mt_reports_now(arg);
+	/* --count N: the Nth report is the final one; stop, as -d would. */
+	if (r->o->count && r->seq + 1 >= r->o->count) {
+		r->tr->s.stop = MT_STOP_DURATION;
+		mt_loop_stop(&r->tr->s.loop);
+		return;
+	}
+	mt_reports_now(r);
 }
 
 static void on_report(void *arg)

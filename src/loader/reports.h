@@ -60,6 +60,12 @@ int mt_reports_render(const struct mt_options *o, struct mt_raw_profile *raw,
 void mt_reports_free(struct mt_reports *r);
 
 /*
+ * When a filter (--comm, report -p) left nothing of P, say so on standard
+ * error, once: "memtrace: the report shows nothing: no process ...".
+ */
+void mt_reports_say_empty(const struct mt_profile *p);
+
+/*
  * PATH with ".NNNN" before its extension ("heap.pb.gz" -> "heap.0001.pb.gz",
  * "out.txt" -> "out.0001.txt", "out" -> "out.0001") into BUF.  0, or
  * -ENAMETOOLONG.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "errmsg.h"
+#include "go_exe.h"
 #include "proc_state.h"
 #include "startup_clock.h"
 #include "loop.h"
@@ -50,17 +51,30 @@ int mt_target_exited_while_attaching(const struct mt_target *t)
 		       (int)t->pid, t->comm);
 }
 
-/* Choose the allocator among the target's objects; a message if none. */
-static int choose_allocator(const struct mt_options *o, struct mt_target *t)
+/*
+ * Choose the allocator among the target's objects; a message if none.
+ * EXE is the target's executable: a Go program gets a note (its heap is
+ * not malloc's), or the failure says why there is nothing to probe.
+ */
+static int choose_allocator(const struct mt_options *o, struct mt_target *t,
+			    const char *exe)
 {
+	bool go = mt_go_exe(exe);
+
 	if (mt_allocator_choose(&t->objs, o->allocator, o->symbol_prefix,
-				&t->alloc) == 0)
+				&t->alloc) == 0) {
+		if (go)
+			fprintf(stderr, "memtrace: note: " MT_GO_NOTE "\n", t->comm);
 		return 0;
+	}
 	if (t->pid > 0 && mt_proc_exiting(t->pid))
 		return mt_target_exited_while_attaching(t);
 	if (o->allocator)
 		return mt_fail("no allocator '%s' with %smalloc in %s",
 			       o->allocator, o->symbol_prefix, t->comm);
+	if (go)
+		return mt_fail("nothing to probe: no %smalloc: " MT_GO_NOTE,
+			       o->symbol_prefix, t->comm);
 	return mt_fail("%s: nothing to probe: no %smalloc in its executable, libc, jemalloc or tcmalloc",
 		       t->comm, o->symbol_prefix);
 }
@@ -71,6 +85,7 @@ static int choose_allocator(const struct mt_options *o, struct mt_target *t)
 int mt_target_find(const struct mt_options *o, struct mt_target *t)
 {
 	enum mt_proc_state state;
+	char exe[64];
 	int ret;
 
 	t->pid = tgid_of(o->pid);
@@ -107,7 +122,8 @@ int mt_target_find(const struct mt_options *o, struct mt_target *t)
 	if (ret)
 		return mt_fail("cannot read the mappings of process %d: %s",
 			       (int)t->pid, strerror(-ret));
-	return choose_allocator(o, t);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	return choose_allocator(o, t, exe);
 }
 
 int mt_target_spawn(const struct mt_options *o, struct mt_target *t)
@@ -129,7 +145,7 @@ int mt_target_spawn(const struct mt_options *o, struct mt_target *t)
 	ret = mt_objects_of_exe(exe, &t->objs);
 	if (ret)
 		return mt_fail("cannot read '%s': %s", exe, strerror(-ret));
-	if (choose_allocator(o, t))
+	if (choose_allocator(o, t, exe))
 		return 1;
 	t->child.follow = mt_target_follows(o);
 	ret = mt_child_spawn(exe, o->cmd, &t->child);

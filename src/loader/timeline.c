@@ -44,7 +44,7 @@ void mt_timeline_size(struct memleak_bpf *skel, bool on)
 }
 
 int mt_timeline_init(struct mt_timeline *tl, struct memleak_bpf *skel,
-		     const struct mt_options *o)
+		     const struct mt_options *o, double start)
 {
 	const struct bpf_map *map = skel->maps.proc_totals;
 	long page = sysconf(_SC_PAGESIZE);
@@ -84,8 +84,8 @@ int mt_timeline_init(struct mt_timeline *tl, struct memleak_bpf *skel,
 		tl->csv_open = true;
 	}
 	tl->on = true;
-	tl->t0 = mt_loop_now();
-	tl->next = tl->t0 + tl->interval;
+	tl->t0 = start;
+	tl->next = mt_loop_now() + tl->interval;
 	return 0;
 cleanup:
 	/* Off, and failed: finish says so (the run's exit status is 1). */
@@ -243,14 +243,14 @@ void mt_timeline_timer(void *arg, double now)
 		tl->next = now + tl->interval;
 }
 
-int mt_timeline_finish(struct mt_timeline *tl)
+int mt_timeline_finish(struct mt_timeline *tl, double stop)
 {
 	int ret = 0;
 
 	if (!tl->totals)
 		return tl->error ? -1 : 0;
 	/* Recording has stopped: these are the totals the report has. */
-	if (tl->on && sample(tl, mt_loop_now() - tl->t0, false)) {
+	if (tl->on && sample(tl, stop - tl->t0, false)) {
 		fprintf(stderr, "memtrace: out of memory for the timeline\n");
 		tl->error = -ENOMEM;
 	}

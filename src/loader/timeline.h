@@ -77,11 +77,13 @@ void mt_timeline_size(struct memleak_bpf *skel, bool on);
 
 /*
  * Start, with O's timeline options, on the loaded SKEL (recording has
- * started: times count from now).  Off (O's interval 0): does nothing.
- * 0, or a negative error after a one-line message.
+ * started); times count from START (CLOCK_MONOTONIC seconds: the
+ * session's start, the origin of the report's duration).  Off (O's
+ * interval 0): does nothing.  0, or a negative error after a one-line
+ * message.
  */
 int mt_timeline_init(struct mt_timeline *tl, struct memleak_bpf *skel,
-		     const struct mt_options *o);
+		     const struct mt_options *o, double start);
 
 /* An event-loop timer: sample when an interval is due.  NOW: monotonic s. */
 void mt_timeline_timer(void *tl, double now);
@@ -90,10 +92,12 @@ void mt_timeline_timer(void *tl, double now);
 int mt_timeline_sample(struct mt_timeline *tl, double t);
 
 /*
- * Recording has stopped: the last points, the CSV closed, the SVG
- * written.  0, or -1 after a one-line message.
+ * Recording stopped at STOP (CLOCK_MONOTONIC seconds: the end of the
+ * report's duration, not the later moment this is called, after the
+ * probes' detaching): the last points, the CSV closed, the SVG written.
+ * 0, or -1 after a one-line message.
  */
-int mt_timeline_finish(struct mt_timeline *tl);
+int mt_timeline_finish(struct mt_timeline *tl, double stop);
 
 /*
  * Name the series of processes that were gone before their first sample

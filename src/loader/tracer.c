@@ -493,7 +493,7 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 		ret = mt_fail("cannot watch the target: %s", strerror(-ret));
 	/* Recording has started: the timeline's times count from now.  Its
 	 * failure (said, in tl.error) fails the run at its end. */
-	if (!ret && mt_timeline_init(&tr->tl, tr->skel, o) == 0 && tr->tl.on &&
+	if (!ret && mt_timeline_init(&tr->tl, tr->skel, o, tr->s.start) == 0 && tr->tl.on &&
 	    (ret = mt_loop_add_timer(&tr->s.loop, o->timeline_interval,
 				     o->timeline_interval, mt_timeline_timer,
 				     &tr->tl)) != 0)
@@ -544,7 +544,8 @@ void mt_tracer_stop(struct mt_tracer *tr)
 	mt_family_detach(&tr->fam); /* and no more probes for them */
 	if (tr->kind != MT_TRACER_ONE) /* last mappings; harvest exits */
 		mt_system_scan(&tr->sys, tr->skel, &tr->probes);
-	mt_timeline_finish(&tr->tl); /* the totals of that instant */
+	/* The totals of that instant, at the end of the duration. */
+	mt_timeline_finish(&tr->tl, tr->s.start + tr->s.elapsed);
 	mt_probes_detach(&tr->probes);
 	if (tr->cost_fd >= 0)
 		mt_bpf_cost_say(tr->skel, stderr);

@@ -3,11 +3,24 @@
 #ifndef MEMTRACE_FILTER_H
 #define MEMTRACE_FILTER_H
 
+#include <stdbool.h>
 #include "profile.h"
 
 /*
+ * Does a process named COMM match --comm PATTERN?  A pattern with a glob
+ * character (* ? [) is a shell glob (fnmatch, as pgrep takes a regex);
+ * else the name must be equal.
+ */
+bool mt_comm_match(const char *pattern, const char *comm);
+
+/* Distinct processes of P (its processes' and samples' pids). */
+size_t mt_profile_nprocs(const struct mt_profile *p);
+
+/*
  * Keep only the samples, blocks and processes of process PID (0: any)
- * named COMM (NULL: any).  The allocated/freed and mmap totals of the
+ * named COMM (NULL: any; a glob: mt_comm_match).  When processes are left
+ * out, the header's "shown:" line (mt_summary.shown) says how many are kept
+ * of how many, or that none is.  The allocated/freed and mmap totals of the
  * header are summed again from what is kept; event, untracked-free and drop
  * counts stay those of the whole trace; the size histogram, of every
  * process, is marked not recorded (MT_FACT_SIZES).  Returns 0 or -ENOMEM.

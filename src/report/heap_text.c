@@ -10,6 +10,7 @@
 #include <string.h>
 #include "frame.h"
 #include "grow.h"
+#include "local_elf.h"
 #include "maps_text.h"
 
 /* COUNT x SCALE, if it is a number an int64_t holds. */
@@ -121,28 +122,62 @@ void mt_heap_text_error(int ret, size_t lineno, const char *what, char *err,
 		snprintf(err, errlen, "out of memory");
 }
 
-/* True when IP is in a module of PROC whose file name contains NAME. */
-static bool in_named(const struct mt_process *proc, uint64_t ip,
-		     const char *name)
+/* "libNAME" followed by '.', '_' or '-' (libtcmalloc_minimal.so.4). */
+static bool lib_named(const char *file, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(file, "lib", 3) == 0 && strncmp(file + 3, name, n) == 0 &&
+	       file[3 + n] && strchr("._-", file[3 + n]);
+}
+
+/*
+ * Is M the allocator NAME's own library?  By its soname when the file is
+ * here (an executable has none: a program called tcmalloc_test is not the
+ * allocator), else by its file name; never by a name merely containing
+ * NAME.
+ */
+static bool is_allocator(const struct mt_module *m, const char *name)
+{
+	char soname[256];
+	int err = mt_local_elf_soname(m->path, soname, sizeof(soname));
+
+	if (err == -ENODATA)
+		return false;
+	return lib_named(err ? mt_path_basename(m->path) : soname, name);
+}
+
+/* True when IP is in one of PROC's modules marked in ALLOC. */
+static bool in_allocator(const struct mt_process *proc, const bool *alloc,
+			 uint64_t ip)
 {
 	const struct mt_module *m = mt_maps_text_module(proc, ip);
 
-	return m && strstr(mt_path_basename(m->path), name);
+	return m && alloc[m - proc->mods];
 }
 
 void mt_heap_text_strip(struct mt_raw_profile *raw, const char *name)
 {
-	if (!raw->nprocs)
+	const struct mt_process *proc = raw->nprocs ? &raw->procs[0] : NULL;
+	bool *alloc, any = false;
+
+	if (!proc || !proc->nmods)
 		return;
-	for (size_t i = 0; i < raw->nstacks; i++) {
+	alloc = calloc(proc->nmods, sizeof(*alloc));
+	if (!alloc)
+		return;  /* nothing stripped: the frames stay, still right */
+	for (size_t i = 0; i < proc->nmods; i++)
+		any |= alloc[i] = is_allocator(&proc->mods[i], name);
+	for (size_t i = 0; any && i < raw->nstacks; i++) {
 		struct mt_raw_stack *s = &raw->stacks[i];
 		uint32_t k = 0;
 
-		while (k < s->nips && in_named(&raw->procs[0], s->ips[k], name))
+		while (k < s->nips && in_allocator(proc, alloc, s->ips[k]))
 			k++;
 		if (k) {
 			memmove(s->ips, s->ips + k, (s->nips - k) * sizeof(*s->ips));
 			s->nips -= k;
 		}
 	}
+	free(alloc);
 }

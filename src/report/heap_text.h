@@ -64,9 +64,11 @@ void mt_heap_text_error(int ret, size_t lineno, const char *what, char *err,
 			size_t errlen);
 
 /*
- * Drop the leading frames of every stack of RAW that lie in a module of
- * process 0 whose file name contains NAME (the allocator's own frames,
- * e.g. jemalloc's backtrace code).
+ * Drop the leading frames of every stack of RAW that lie in the allocator
+ * NAME's own library among process 0's modules (its frames, e.g.
+ * jemalloc's backtrace code): the library whose soname is libNAME.so...,
+ * libNAME_minimal..., or, when the file is not on this machine, whose file
+ * name is.  A program whose name contains NAME keeps its frames.
  */
 void mt_heap_text_strip(struct mt_raw_profile *raw, const char *name);
 

@@ -9,6 +9,7 @@
 
 #include "stacks.h"
 #include "text.h"
+#include "timeline_text.h"
 
 #define MAX_ADDRS 3
 
@@ -53,15 +54,26 @@ static double age_s(const struct mt_profile *p, uint64_t ts)
 	return p->sum.stop_ns > ts ? (double)(p->sum.stop_ns - ts) / 1e9 : 0.0;
 }
 
+static const char *proc_name(const struct mt_profile *p, uint32_t pid)
+{
+	const char *c = mt_procs_comm(p->procs, p->nprocs, pid);
+
+	return c[0] ? c : "?";
+}
+
 static void write_group(FILE *out, const struct mt_profile *p,
 			const struct leak_group *l, const struct mt_sample *s,
-			size_t rank, enum mt_unit unit)
+			size_t rank, enum mt_unit unit, bool name_pid)
 {
 	char a[32], b[32], t[32];
 
 	fprintf(out, "#%zu %" PRIu64 " bytes in %" PRIu64 " blocks (%s) not freed",
 		rank, l->bytes, l->blocks,
 		mt_format_bytes(t, sizeof(t), (int64_t)l->bytes, unit));
+	/* Several processes: the same stack in two is two entries, named. */
+	if (name_pid)
+		fprintf(out, " by pid %u (%s)", s->pid,
+			proc_name(p, s->pid));
 	if (p->nblocks == 0) {
 		/* A saved profile keeps totals per stack, not blocks. */
 		fputc('\n', out);
@@ -80,6 +92,64 @@ static void write_group(FILE *out, const struct mt_profile *p,
 	}
 	mt_write_frames(out, p, s);
 	fputc('\n', out);
+}
+
+struct proc_leak {
+	uint32_t pid;
+	uint64_t bytes, blocks;
+	size_t sites;
+};
+
+static int cmp_proc_leak(const void *a, const void *b)
+{
+	const struct proc_leak *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * What each process did not free, largest first, when the groups span
+ * more than one process (the header's "(below)" then comes true too).
+ * Returns the number of processes with something not freed, or -ENOMEM.
+ */
+static long write_procs(FILE *out, const struct mt_profile *p,
+			const struct leak_group *leaks, size_t nl,
+			const struct mt_stack_group *g, enum mt_unit unit)
+{
+	struct proc_leak *v = calloc(nl ? nl : 1, sizeof(*v));
+	size_t n = 0;
+	char buf[32];
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nl; i++) {
+		uint32_t pid = p->samples[g[leaks[i].group].sample].pid;
+		size_t k = 0;
+
+		while (k < n && v[k].pid != pid)
+			k++;
+		if (k == n)
+			v[n++].pid = pid;
+		v[k].bytes += leaks[i].bytes;
+		v[k].blocks += leaks[i].blocks;
+		v[k].sites++;
+	}
+	if (n > 1) {
+		qsort(v, n, sizeof(*v), cmp_proc_leak);
+		fputs("Not freed by process:\n", out);
+		for (size_t i = 0; i < n; i++)
+			fprintf(out, "%10s in %" PRIu64 " blocks from %zu call sites  pid %u (%s)\n",
+				mt_format_bytes(buf, sizeof(buf),
+						(int64_t)v[i].bytes, unit),
+				v[i].blocks, v[i].sites, v[i].pid,
+				proc_name(p, v[i].pid));
+		fputc('\n', out);
+		mt_tl_write_procs(out, &p->sum, unit);
+	}
+	free(v);
+	return (long)n;
 }
 
 /* Live profile: the outstanding blocks old enough, by stack group. */
@@ -130,6 +200,7 @@ int mt_write_leaks(FILE *out, const struct mt_profile *p,
 	struct leak_group *leaks = NULL;
 	size_t ng = 0, nl = 0, *gof = NULL, *slot = NULL;
 	uint64_t bytes = 0, blocks = 0;
+	long nprocs;
 	char buf[32];
 	int ret = mt_stacks_group(p, true, &g, &ng, &gof);
 
@@ -160,9 +231,14 @@ int mt_write_leaks(FILE *out, const struct mt_profile *p,
 	if (o->min_age_ns && p->nblocks)
 		fprintf(out, ", blocks older than %.1fs", (double)o->min_age_ns / 1e9);
 	fputs("\n\n", out);
+	nprocs = write_procs(out, p, leaks, nl, g, o->unit);
+	if (nprocs < 0) {
+		ret = (int)nprocs;
+		goto out;
+	}
 	for (size_t i = 0; i < nl && (o->top_n <= 0 || i < (size_t)o->top_n); i++)
 		write_group(out, p, &leaks[i], &p->samples[g[leaks[i].group].sample],
-			    i + 1, o->unit);
+			    i + 1, o->unit, nprocs > 1);
 	if (o->top_n > 0 && nl > (size_t)o->top_n)
 		fprintf(out, "(%zu more call sites not shown; -n sets how many)\n",
 			nl - (size_t)o->top_n);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <unistd.h>
 #include "build_id.h"
 
@@ -34,6 +35,55 @@ static int load_bias(int fd, struct mt_module *m)
 	}
 	elf_end(elf);
 	return ret;
+}
+
+/* DT_SONAME of ELF's dynamic section into BUF; -ENODATA if none. */
+static int soname_of(Elf *elf, char *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *s;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_SONAME)
+				continue;
+			s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (!s)
+				return -ENOEXEC;
+			snprintf(buf, len, "%s", s);
+			return 0;
+		}
+	}
+	return -ENODATA;
+}
+
+int mt_local_elf_soname(const char *path, char *buf, size_t len)
+{
+	Elf *elf;
+	int fd, err;
+
+	if (!path || elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	err = elf && elf_kind(elf) == ELF_K_ELF ? soname_of(elf, buf, len)
+						 : -ENOEXEC;
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
 }
 
 int mt_local_elf(struct mt_module *m)

@@ -17,4 +17,11 @@
  */
 int mt_local_elf(struct mt_module *m);
 
+/*
+ * The soname (DT_SONAME) of the ELF file PATH into BUF.  Returns 0,
+ * -ENODATA when it has none (an executable), or -errno / -ENOEXEC when it
+ * cannot be read here.
+ */
+int mt_local_elf_soname(const char *path, char *buf, size_t len);
+
 #endif

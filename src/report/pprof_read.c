@@ -26,6 +26,11 @@
 #include "profile_input.h"
 #include "units.h"
 
+/* What memtrace report tried (profile_read.c asks for pprof last). */
+#define NOT_A_PROFILE \
+	"not a heap profile: not pprof (protobuf decoding failed, gzipped or " \
+	"not), nor gperftools/tcmalloc, jemalloc heap_v2 or Go debug=1 text"
+
 static const struct mt_pprof_limits default_limits = {
 	.max_file = MT_PPROF_MAX_FILE,
 	.max_proto = MT_PPROF_MAX_PROTO,
@@ -951,7 +956,7 @@ static int decode(const uint8_t *data, size_t len, const char *name,
 	err = mt_pprof_cost(data, len, sizeof(union hdr), sizeof(struct mt_sample),
 			    b.max, &need);
 	if (err)
-		return fail(e, -EINVAL, "not a pprof profile: protobuf decoding failed");
+		return fail(e, -EINVAL, NOT_A_PROFILE);
 	if (need > b.max)
 		return over_budget(e, lim, b.max, len, need);
 	pb = perftools__profiles__profile__unpack(&alloc, len, data);
@@ -960,7 +965,7 @@ static int decode(const uint8_t *data, size_t len, const char *name,
 	if (!pb)
 		return b.nomem ? fail_nomem(e)
 			       : fail(e, -EINVAL,
-				      "not a pprof profile: protobuf decoding failed");
+				      NOT_A_PROFILE);
 	r.pb = pb;
 	err = convert(&r);
 	rd_free(&r);

@@ -65,6 +65,7 @@ enum mt_fact {
 /* Header facts printed at the top of every report. */
 struct mt_summary {
 	char target[256];     /* e.g. "pid 1234 (server)" */
+	char shown[256];      /* --comm, report -p: what is kept, or "" */
 	char allocator[4200]; /* what was probed, e.g. "glibc /usr/lib/.../libc.so.6" */
 	/* The allocator functions probed, and how many of those probes are on
 	 * an instruction the kernel single-steps (two traps a call); PROBES 0:

@@ -10,7 +10,12 @@
 #include <stdio.h>
 #include "profile.h"
 
-/* P must be symbolised from RAW (sample i is raw stack i).  0 or -errno. */
+/*
+ * P must be symbolised from RAW (sample i is raw stack i).  RAW NULL: P is
+ * a saved profile (memtrace report), written from its samples: no stack
+ * ids or blocks, a location's address and its module+file offset for each
+ * frame that is not inlined.  0 or -errno.
+ */
 int mt_write_raw(FILE *out, const struct mt_raw_profile *raw,
 		 const struct mt_profile *p);
 

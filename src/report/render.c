@@ -37,7 +37,7 @@ static int write_one(FILE *f, const struct mt_output *out,
 	case MT_FMT_LEAKS:
 		return mt_write_leaks(f, p, &o->leaks);
 	case MT_FMT_RAW:
-		return raw ? mt_write_raw(f, raw, p) : -EINVAL;
+		return mt_write_raw(f, raw, p);
 	case MT_FMT_SVG:
 		return mt_write_flame_svg(f, p, o->text.metric, NULL);
 	case MT_FMT_PPROF:
@@ -48,8 +48,11 @@ static int write_one(FILE *f, const struct mt_output *out,
 
 static int fail(const char *path, int err)
 {
-	fprintf(stderr, "memtrace: cannot write '%s': %s\n",
-		path ? path : "standard output", mt_outfile_strerror(err));
+	if (!path && (err == -EPIPE || err == EPIPE)) /* its reader gone */
+		fprintf(stderr, "memtrace: the report was not written: the program reading standard output has exited (Ctrl-C stops a whole pipeline: stop memtrace alone with q or Enter, or kill -INT)\n");
+	else
+		fprintf(stderr, "memtrace: cannot write '%s': %s\n",
+			path ? path : "standard output", mt_outfile_strerror(err));
 	return -1;
 }
 

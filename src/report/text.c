@@ -31,6 +31,8 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		drops += c[i];
 	fprintf(out, "memtrace %s %s\n", MEMTRACE_VERSION, title);
 	fprintf(out, "target: %s\n", s->target);
+	if (s->shown[0])
+		fprintf(out, "shown: %s\n", s->shown);
 	/* A saved profile may lack these: say so rather than print 0. */
 	if (s->missing & MT_FACT_ALLOCATOR)
 		fputs("allocator: not recorded\n", out);

@@ -183,7 +183,7 @@ int mt_text_functions(FILE *out, const struct mt_profile *p,
 	double sum_pct = 0;
 
 	if (o->top_n > 0)
-		fprintf(out, "Showing top %d of %zu functions", o->top_n, nrows);
+		fprintf(out, "Showing top %zu of %zu functions", shown, nrows);
 	else
 		fprintf(out, "Showing all %zu functions", nrows);
 	fprintf(out, " by %s %s, total %s\n", o->cum ? "cum" : "flat",

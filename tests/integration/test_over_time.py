@@ -135,14 +135,15 @@ def _sigusr1():
 
 @test("over_time.count_keep_stdout")
 def _count_keep_stdout():
-    """--count 5 stops after five reports (exit 0, as -d); --keep 2 leaves
-    the last two files; the text on standard output comes under one
-    '--- HH:MM:SS (+T s)' line per report, the final one included."""
+    """--count 6 stops at the sixth report, the final one (exit 0, as -d):
+    five numbered before it; --keep 2 leaves the last two files; the text
+    on standard output comes under one '--- HH:MM:SS (+T s)' line per
+    report, the final one included."""
     h = start_holder()
     mt = None
     with tempfile.TemporaryDirectory() as d:
         try:
-            mt = mtlib.start_memtrace_pid(h.pid, ["-i", "0.2", "--count", "5", "--keep", "2",
+            mt = mtlib.start_memtrace_pid(h.pid, ["-i", "0.2", "--count", "6", "--keep", "2",
                                                   "--pprof", "%s/h.pb.gz" % d, "--text"])
             finish(h, mt)
             pb, final = reports_in(d, "h", ".pb.gz")
@@ -151,7 +152,7 @@ def _count_keep_stdout():
             check(os.path.exists(final), "no final profile")
             out = mt.out.text()
             seps = re.findall(r"^--- \d\d:\d\d:\d\d \(\+(\d+\.\d) s\)$", out, re.M)
-            check_eq(len(seps), 6, "'---' lines on stdout (5 reports and the final one)", out[:2000])
+            check_eq(len(seps), 6, "'---' lines on stdout (5 reports and the final one: --count 6)", out[:2000])
             times = [float(t) for t in seps]
             check(times == sorted(times), "report times not increasing: %s" % times)
         finally:

@@ -124,6 +124,43 @@ static void test_jemalloc(void **state)
 	mt_raw_profile_free(&raw);
 }
 
+/*
+ * A program whose file name contains the allocator's keeps its frames:
+ * the allocator is the library named libtcmalloc... (its soname, or its
+ * file name when the file is not here), not any name containing it.
+ */
+static void test_program_named_like_allocator(void **state)
+{
+	static const char tc[] =
+		"heap profile:    1:   1024 [    1:   1024] @ heap_v2/1\n"
+		"     1:     1024 [     1:     1024] @ 0x7f0000100010 0x11010 0x11020\n"
+		"\nMAPPED_LIBRARIES:\n"
+		"11000-12000 r-xp 00001000 00:00 1 /nonexistent/my_tcmalloc_app\n"
+		"7f0000100000-7f0000110000 r-xp 00002000 00:00 3 /nonexistent/libtcmalloc_minimal.so.4\n";
+	static const char je[] =
+		"heap_v2/1\n"
+		"  t*: 1: 32 [0: 0]\n"
+		"@ 0x7f0000000010 0x11010 0x11020\n"
+		"  t*: 1: 32 [0: 0]\n"
+		"\nMAPPED_LIBRARIES:\n"
+		"11000-12000 r-xp 00001000 00:00 1 /nonexistent/jemalloc-server\n"
+		"7f0000000000-7f0000010000 r-xp 00000000 00:00 2 /nonexistent/libjemalloc.so.2\n";
+	struct mt_raw_profile raw;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(mt_tcmalloc_parse(tc, sizeof(tc) - 1, &raw, err, sizeof(err)), 0);
+	assert_int_equal(raw.nstacks, 1);
+	assert_int_equal(raw.stacks[0].nips, 2);
+	assert_int_equal(raw.stacks[0].ips[0], 0x11010);
+	mt_raw_profile_free(&raw);
+	assert_int_equal(mt_jemalloc_parse(je, sizeof(je) - 1, &raw, err, sizeof(err)), 0);
+	assert_int_equal(raw.nstacks, 1);
+	assert_int_equal(raw.stacks[0].nips, 2);
+	assert_int_equal(raw.stacks[0].ips[0], 0x11010);
+	mt_raw_profile_free(&raw);
+}
+
 /* LEN bytes of TEXT (NULs included) fail with CODE and an error naming WHAT. */
 static void expect_code(const char *text, size_t len, bool tc, int code,
 			const char *what)
@@ -289,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_unbias),
 		cmocka_unit_test(test_tcmalloc_sampled),
 		cmocka_unit_test(test_jemalloc),
+		cmocka_unit_test(test_program_named_like_allocator),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_impossible),
 		cmocka_unit_test(test_go),

@@ -276,7 +276,7 @@ static void test_header(void **state)
 		drops,
 		"truncated stacks: 8",
 		"",
-		"Showing top 20 of 0 functions by flat inuse_space, total 0B",
+		"Showing top 0 of 0 functions by flat inuse_space, total 0B",
 		TABLE_HEAD,
 		"",
 		"Top 0 stacks by inuse_space:",
@@ -321,7 +321,7 @@ static void test_flat_table(void **state)
 
 	assert_int_equal(i, 13);  /* after the header and one blank line */
 	assert_lines(r, i, (const char *const[]){
-		"Showing top 20 of 5 functions by flat inuse_space, total 1.95KiB",
+		"Showing top 5 of 5 functions by flat inuse_space, total 1.95KiB",
 		TABLE_HEAD,
 		"     1000B 50.00% 50.00%      1000B 50.00%  leak_a /src/leaks.c:12",
 		"      600B 30.00% 80.00%       900B 45.00%  leak_b /src/leaks.c:18",
@@ -349,7 +349,7 @@ static void test_cum_order(void **state)
 	build_leaks(p);
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20, .cum = true));
 	assert_lines(r, find_line(r, "Showing "), (const char *const[]){
-		"Showing top 20 of 5 functions by cum inuse_space, total 1.95KiB",
+		"Showing top 5 of 5 functions by cum inuse_space, total 1.95KiB",
 		TABLE_HEAD,
 		"        0B  0.00%  0.00%    1.95KiB 100.00%  main /src/leaks.c:30",
 		"     1000B 50.00% 50.00%      1000B 50.00%  leak_a /src/leaks.c:12",
@@ -438,7 +438,7 @@ static void test_alloc_space_shows_unresolved(void **state)
 			    .unit = MT_UNIT_B));
 	/* 1000 + 6000 + 300 + 100 + 20 + 50 + 10 */
 	assert_string_equal(r->lines[find_line(r, "Showing ")],
-			    "Showing top 20 of 8 functions by flat alloc_space, total 7480B");
+			    "Showing top 8 of 8 functions by flat alloc_space, total 7480B");
 	/* Frames without a source location have none in the table... */
 	assert_lines(r, find_line(r, "     6000B"), (const char *const[]){
 		"     6000B 80.21% 80.21%      6300B 84.22%  leak_b /src/leaks.c:18",
@@ -474,7 +474,7 @@ static void test_objects_metric(void **state)
 	build_leaks(p);
 	render(r, p, OPTS(.metric = MT_INUSE_OBJECTS, .top_n = 20));
 	assert_lines(r, find_line(r, "Showing "), (const char *const[]){
-		"Showing top 20 of 5 functions by flat inuse_objects, total 8",
+		"Showing top 5 of 5 functions by flat inuse_objects, total 8",
 		TABLE_HEAD,
 		/* equal flat values are ordered by name */
 		"         3 37.50% 37.50%          3 37.50%  helper /src/util.h:5",
@@ -512,7 +512,7 @@ static void test_merged_stacks_and_processes(void **state)
 		"   1000B  pid 100 (leaks)",
 		"    500B  pid 200 (other)",
 		"",
-		"Showing top 20 of 2 functions by flat inuse_space, total 1.46KiB",
+		"Showing top 2 of 2 functions by flat inuse_space, total 1.46KiB",
 		TABLE_HEAD,
 		"   1.46KiB 100.00% 100.00%    1.46KiB 100.00%  leak /src/a.c:1",
 		"        0B  0.00% 100.00%    1.46KiB 100.00%  main /src/a.c:7",
@@ -541,7 +541,7 @@ static void test_zero_total(void **state)
 	add_sample(p, 1, FRAMES(b), 1, 100, -1, -100);
 	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
 	assert_lines(r, find_line(r, "Showing "), (const char *const[]){
-		"Showing top 20 of 2 functions by flat inuse_space, total 0B",
+		"Showing top 2 of 2 functions by flat inuse_space, total 0B",
 		TABLE_HEAD,
 		"      100B  0.00%  0.00%       100B  0.00%  a",
 		/* without decl_file, the frame's own file:line */
@@ -568,7 +568,7 @@ static void test_defaults_and_errors(void **state)
 	/* NULL options: inuse_space, top 20, flat, automatic units. */
 	render(r, p, NULL);
 	assert_string_equal(r->lines[find_line(r, "Showing ")],
-			    "Showing top 20 of 5 functions by flat inuse_space, total 1.95KiB");
+			    "Showing top 5 of 5 functions by flat inuse_space, total 1.95KiB");
 
 	f = open_memstream(&buf, &size);
 	assert_non_null(f);
