@@ -89,10 +89,24 @@ static int frame_line(struct go_reader *g, const char *line)
 
 	errno = 0;
 	pc = strtoull(p, &end, 16);
-	if (errno || end == p || (*end != '\t' && *end != ' '))
+	if (errno || end == p || (*end != '\t' && *end != ' ' && *end != '\n' &&
+				  *end != '\r' && *end))
 		return -EINVAL;
-	name = end + strspn(end, "\t ");
-	nlen = strcspn(name, "\t \n");
+	name = end + strspn(end, "\t \r");
+	/* "#\t0x4b420b" alone: code without a name (Go's, and memtrace's). */
+	if (*name == '\n' || !*name) {
+		f.unresolved = true;
+		f.addr = pc + 1;
+		if (asprintf(&f.function, "[unknown]+0x%" PRIx64, pc) < 0) {
+			f.function = NULL;
+			return -ENOMEM;
+		}
+		return push_frame(g, &f);
+	}
+	/* The name ends at a tab: C++'s have spaces. */
+	nlen = strcspn(name, "\t\r\n");
+	while (nlen && name[nlen - 1] == ' ')
+		nlen--;
 	if (!nlen)
 		return -EINVAL;
 	/* "func+0xOFF": the offset is not part of the name. */
@@ -102,9 +116,9 @@ static int frame_line(struct go_reader *g, const char *line)
 			break;
 		}
 	}
-	file = name + strcspn(name, "\t \n");
+	file = name + strcspn(name, "\t\r\n");
 	file += strspn(file, "\t ");
-	flen = strcspn(file, "\n");
+	flen = strcspn(file, "\r\n");
 	if (flen && memrchr(file, ':', flen)) {
 		const char *colon = memrchr(file, ':', flen);
 
