@@ -151,7 +151,8 @@ def _symbol_stripped():
             one = addrs[0]
             check_eq(s.text("/debug/pprof/symbol?" + one), "num_symbols: 1\n%s %s\n" % (one, got[one]),
                      "GET /debug/pprof/symbol?ADDR")
-            line = raw_request(s.url, b"POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\n"
+            host = s.url[len("http://"):].encode()
+            line = raw_request(s.url, b"POST /debug/pprof/symbol HTTP/1.1\r\nHost: " + host + b"\r\n"
                                b"Content-Length: 4194304\r\n\r\n" + b"0x1+" * (600 << 10))
             check(line.startswith("HTTP/1.1 413 "), "4 MB of addresses: %r" % line)
             s.finish()
