@@ -6,11 +6,14 @@
  *                      of now (?metric= ?pid= ?comm=), the snapshots kept
  *                      and a form to diff two of them
  *   /flame.svg         the interactive flame graph of now (same query)
+ *   /report            memtrace's text report of now (?metric= ?seconds=
+ *                      ?pid= ?comm=: as /debug/pprof/heap's)
  *   /timeline.svg      the timeline alone
  *   /snapshots/N.pb.gz snapshot N (pprof); POST /snapshots takes one now
  *   /diff?a=N&b=M      snapshot M less snapshot N as text, exactly what
  *                      `memtrace report snapshot-M.pb.gz --base
- *                      snapshot-N.pb.gz` prints
+ *                      snapshot-N.pb.gz` prints (its duration the time
+ *                      between them)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -131,6 +134,7 @@ static int write_page(FILE *out, const void *arg)
 		c[MT_CNT_ALLOC_OBJECTS] - c[MT_CNT_FREE_OBJECTS]);
 	put_bytes(out, c[MT_CNT_ALLOC_BYTES]);
 	fprintf(out, " in %" PRIu64 " blocks.  Profiles: <a href=\"/debug/pprof/\">/debug/pprof/</a>, "
+		"report: <a href=\"/report\">/report</a>, "
 		"metrics: <a href=\"/metrics\">/metrics</a>.</p>\n",
 		c[MT_CNT_ALLOC_OBJECTS]);
 	fputs("<h2 id=\"timeline\">In use over time</h2>\n<div id=\"timeline-chart\">\n", out);
@@ -169,7 +173,7 @@ static enum MHD_Result page(struct mt_http *h, struct MHD_Connection *c)
 	q.seconds = 0;
 	ret = mt_http_profile(h, &q, &prof);
 	if (ret)
-		return mt_http_fail(c, ret);
+		return mt_http_profile_fail(c, &q, ret);
 	ret = mt_http_bridge_call(&h->bridge, MT_HTTP_JOB_TIMELINE,
 				  MT_HTTP_WAIT_S, &tl);
 	pg.q = &q;
@@ -212,13 +216,37 @@ static enum MHD_Result flame(struct mt_http *h, struct MHD_Connection *c)
 		return mt_http_text(c, MHD_HTTP_BAD_REQUEST, "%s\n", err);
 	ret = mt_http_profile(h, &q, &prof);
 	if (ret)
-		return mt_http_fail(c, ret);
+		return mt_http_profile_fail(c, &q, ret);
 	a = (struct flame_arg){ &prof, q.metric };
 	ret = mt_http_memtext(write_flame, &a, &data, &len);
 	mt_profile_free(&prof);
 	if (ret)
 		return mt_http_fail(c, ret);
 	return mt_http_send(c, MHD_HTTP_OK, "image/svg+xml", data, len);
+}
+
+/* memtrace's text report of now, as the query asks. */
+static enum MHD_Result report(struct mt_http *h, struct MHD_Connection *c)
+{
+	struct mt_text_opts o = mt_reports_opts(h->o, false).text;
+	struct mt_http_query q;
+	struct mt_profile prof;
+	char err[160], *data = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (mt_http_query_parse(c, MT_INUSE_SPACE, &q, err, sizeof(err)))
+		return mt_http_text(c, MHD_HTTP_BAD_REQUEST, "%s\n", err);
+	ret = mt_http_profile(h, &q, &prof);
+	if (ret)
+		return mt_http_profile_fail(c, &q, ret);
+	o.metric = q.metric;
+	ret = mt_http_text_report(&prof, &o, &data, &len);
+	mt_profile_free(&prof);
+	if (ret)
+		return mt_http_fail(c, ret);
+	return mt_http_send(c, MHD_HTTP_OK, "text/plain; charset=utf-8", data,
+			    len);
 }
 
 static enum MHD_Result timeline(struct mt_http *h, struct MHD_Connection *c)
@@ -305,6 +333,9 @@ static enum MHD_Result diff(struct mt_http *h, struct MHD_Connection *c)
 						      : MHD_HTTP_INTERNAL_SERVER_ERROR,
 				    "diff: %s\n", err);
 	}
+	/* Both are of this trace, whose target (system-wide: the number of
+	 * processes) may have changed: the diff's duration is between them. */
+	memcpy(a.sum.target, b.sum.target, sizeof(a.sum.target));
 	ret = mt_profile_subtract(&b, &a, an);
 	if (!ret)
 		ret = mt_http_text_report(&b, &ropts.text, &data, &len);
@@ -349,6 +380,8 @@ enum MHD_Result mt_http_page(struct mt_http *h, struct MHD_Connection *c,
 		return flame(h, c);
 	if (!strcmp(url, "/timeline.svg"))
 		return timeline(h, c);
+	if (!strcmp(url, "/report"))
+		return report(h, c);
 	if (!strcmp(url, "/diff"))
 		return diff(h, c);
 	if (!strncmp(url, "/snapshots/", 11))

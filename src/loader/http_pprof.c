@@ -4,18 +4,27 @@
  * heap: the index, heap (inuse_space shown by default) and allocs
  * (alloc_space), each a gzipped pprof profile with all four sample types;
  * ?seconds=N the alloc values of the next N seconds (in-use values those
- * of their end), ?debug=1 memtrace's text report, ?gc=1 accepted and
- * ignored, ?pid= and ?comm= some processes only.
+ * of their end; the profile's duration the window's), ?debug=1 (or 2)
+ * Go's legacy text heap profile (go_text_write.h; with ?seconds refused,
+ * as Go does), ?gc=1 accepted and ignored, ?pid= and ?comm= some
+ * processes only (a 404 when they match none); and symbol, the symbols
+ * of addresses for go tool pprof (http_symbol.c).  memtrace's text report
+ * is /report (http_page.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "go_text_write.h"
 #include "http_profile.h"
 #include "http_request.h"
 #include "pprof_write.h"
-#include "reports.h"
+
+static int write_go_text(FILE *out, const void *arg)
+{
+	return mt_go_text_write(out, arg);
+}
 
 static enum MHD_Result send_profile(struct mt_http *h,
 				    struct MHD_Connection *c, bool allocs)
@@ -29,14 +38,14 @@ static enum MHD_Result send_profile(struct mt_http *h,
 	if (mt_http_query_parse(c, allocs ? MT_ALLOC_SPACE : MT_INUSE_SPACE,
 				&q, err, sizeof(err)))
 		return mt_http_text(c, MHD_HTTP_BAD_REQUEST, "%s\n", err);
+	if (q.debug && q.seconds) /* Go's words */
+		return mt_http_text(c, MHD_HTTP_BAD_REQUEST,
+				    "seconds and debug params are incompatible\n");
 	ret = mt_http_profile(h, &q, &prof);
 	if (ret)
-		return mt_http_fail(c, ret);
+		return mt_http_profile_fail(c, &q, ret);
 	if (q.debug) {
-		struct mt_text_opts o = mt_reports_opts(h->o, false).text;
-
-		o.metric = q.metric;
-		ret = mt_http_text_report(&prof, &o, &data, &len);
+		ret = mt_http_memtext(write_go_text, &prof, &data, &len);
 	} else {
 		struct mt_pprof_write_options o = { .allocs_default = allocs };
 
@@ -63,9 +72,11 @@ static const char index_html[] =
 "<tr><td><a href=\"allocs?debug=1\">allocs</a></td><td>the same profile, "
 "alloc_space by default: everything allocated since tracing began.</td></tr>\n"
 "</table>\n"
-"<p>go tool pprof URL/debug/pprof/heap reads them. ?debug=1: text; ?pid= "
-"and ?comm=: some processes only.</p>\n"
-"<p><a href=\"/\">The page</a> (timeline, flame graph, snapshots) and "
+"<p>go tool pprof URL/debug/pprof/heap reads them (symbol: their "
+"symbols). ?debug=1: Go's text heap profile; ?pid= and ?comm=: some "
+"processes only.</p>\n"
+"<p><a href=\"/report\">memtrace's report</a> (text), <a href=\"/\">the "
+"page</a> (timeline, flame graph, snapshots) and "
 "<a href=\"/metrics\">/metrics</a> (Prometheus).</p>\n"
 "</body></html>\n";
 
@@ -86,6 +97,8 @@ enum MHD_Result mt_http_pprof(struct mt_http *h, struct MHD_Connection *c,
 		return send_profile(h, c, false);
 	if (!strcmp(name, "/allocs"))
 		return send_profile(h, c, true);
+	if (!strcmp(name, "/symbol"))
+		return mt_http_symbol(h, c, NULL, 0);
 	return mt_http_text(c, MHD_HTTP_NOT_FOUND,
 			    "unknown profile: memtrace serves heap and allocs\n");
 }

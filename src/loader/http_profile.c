@@ -68,6 +68,11 @@ static int raw_view(const struct mt_http *h, const struct mt_http_query *q,
 			view->stacks[n++] = raw->stacks[i];
 	}
 	view->nstacks = n;
+	/* A request's filter that keeps no process is said, not zeros. */
+	if ((q->pid || q->comm[0]) && !view->nprocs) {
+		view_free(view);
+		return -ESRCH;
+	}
 	return 0;
 }
 
@@ -156,6 +161,23 @@ int mt_http_take_snapshot(struct mt_http *h, const char *why, unsigned *seq)
 	}
 	mt_profile_free(&prof);
 	return ret;
+}
+
+enum MHD_Result mt_http_profile_fail(struct MHD_Connection *c,
+				     const struct mt_http_query *q, int err)
+{
+	if (err != -ESRCH)
+		return mt_http_fail(c, err);
+	if (q->pid && q->comm[0])
+		return mt_http_text(c, MHD_HTTP_NOT_FOUND,
+				    "no traced process has pid %u and name %s\n",
+				    (unsigned)q->pid, q->comm);
+	if (q->pid)
+		return mt_http_text(c, MHD_HTTP_NOT_FOUND,
+				    "no traced process has pid %u\n",
+				    (unsigned)q->pid);
+	return mt_http_text(c, MHD_HTTP_NOT_FOUND,
+			    "no traced process is named %s\n", q->comm);
 }
 
 bool mt_http_sleep(struct mt_http *h, double s)

@@ -15,10 +15,16 @@
 /*
  * The profile of now as Q asks (its processes; with ?seconds, the alloc
  * values of the next Q->seconds seconds, the in-use values of their end),
- * symbolised, --comm applied.  0 or -errno.
+ * symbolised, --comm applied.  0 or -errno: -ESRCH when Q's ?pid= or
+ * ?comm= matches no traced process.
  */
 int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 		    struct mt_profile *prof);
+
+/* The answer for ERR of mt_http_profile: -ESRCH a 404 saying which
+ * filter matched nothing, the rest as mt_http_fail. */
+enum MHD_Result mt_http_profile_fail(struct MHD_Connection *c,
+				     const struct mt_http_query *q, int err);
 
 /* Take a snapshot for the page now (WHY: "interval", "signal",
  * "button"); its number in *SEQ.  0 or -errno. */

@@ -104,4 +104,13 @@ enum MHD_Result mt_http_pprof(struct mt_http *h, struct MHD_Connection *c,
 enum MHD_Result mt_http_page(struct mt_http *h, struct MHD_Connection *c,
 			     const char *url, bool post);
 
+/* /debug/pprof/symbol (http_symbol.c): BODY, LEN a POST's addresses;
+ * BODY NULL: a GET's (in its query). */
+enum MHD_Result mt_http_symbol(struct mt_http *h, struct MHD_Connection *c,
+			       const char *body, size_t len);
+
+/* The most bytes of addresses a POST to /debug/pprof/symbol may send
+ * (some 100,000 addresses; beyond: a 413). */
+#define MT_HTTP_SYMBOL_BODY ((size_t)2 << 20)
+
 #endif

@@ -48,6 +48,9 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	/* go tool pprof prints the reason of an error so marked. */
+	if (status >= 400)
+		MHD_add_response_header(r, "X-Go-Pprof", "1");
 	if (filename) {
 		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"",
 			 filename);
@@ -185,7 +188,39 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 /* A connection's state between the calls of one request. */
 struct conn {
 	size_t body;   /* bytes of body sent (none is wanted) */
+	/* POST /debug/pprof/symbol's body, its addresses. */
+	bool symbols;
+	char *text;
+	size_t len;
 };
+
+#define SYMBOL_URL "/debug/pprof/symbol"
+
+/* A piece of the addresses posted to SYMBOL_URL: kept.  false: too many. */
+static bool keep_symbols(struct conn *s, const char *data, size_t n)
+{
+	char *v;
+
+	if (n > MT_HTTP_SYMBOL_BODY - s->len)
+		return false;
+	v = realloc(s->text, s->len + n + 1);
+	if (!v)
+		return false;
+	memcpy(v + s->len, data, n);
+	s->len += n;
+	v[s->len] = '\0';
+	s->text = v;
+	return true;
+}
+
+/* Does the request say it sends more addresses than are taken? */
+static bool too_many_symbols(struct MHD_Connection *c)
+{
+	const char *n = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return n && strtoull(n, NULL, 10) > MT_HTTP_SYMBOL_BODY;
+}
 
 static enum MHD_Result metrics(struct mt_http *h, struct MHD_Connection *c)
 {
@@ -202,7 +237,8 @@ static enum MHD_Result metrics(struct mt_http *h, struct MHD_Connection *c)
 }
 
 static enum MHD_Result route(struct mt_http *h, struct MHD_Connection *c,
-			     const char *url, const char *method)
+			     const char *url, const char *method,
+			     const struct conn *s)
 {
 	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) ||
 		   !strcmp(method, MHD_HTTP_METHOD_HEAD);
@@ -210,10 +246,12 @@ static enum MHD_Result route(struct mt_http *h, struct MHD_Connection *c,
 
 	if (post && !strcmp(url, "/snapshots"))
 		return mt_http_page(h, c, url, true);
+	if (post && !strcmp(url, SYMBOL_URL))
+		return mt_http_symbol(h, c, s->text ? s->text : "", s->len);
 	if (!get) {
 		struct MHD_Response *r;
 		enum MHD_Result ret;
-		static char msg[] = "only GET and HEAD (and POST /snapshots)\n";
+		static char msg[] = "only GET and HEAD (and POST /snapshots, " SYMBOL_URL ")\n";
 
 		r = MHD_create_response_from_buffer(sizeof(msg) - 1, msg,
 						    MHD_RESPMEM_PERSISTENT);
@@ -321,7 +359,8 @@ static bool refused(struct mt_http *h, struct MHD_Connection *c,
 /* ROUTE C's request, its socket watched for the client leaving, a long
  * one (?seconds=N) within the caps. */
 static enum MHD_Result admitted(struct mt_http *h, struct MHD_Connection *c,
-				const char *url, const char *method)
+				const char *url, const char *method,
+				const struct conn *s)
 {
 	struct mt_http_conn *conn = mt_http_admit_conn(c);
 	const char *sec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
@@ -341,7 +380,7 @@ static enum MHD_Result admitted(struct mt_http *h, struct MHD_Connection *c,
 				   "too many ?seconds= requests waiting (from you, or in all); try again later\n");
 	}
 	mt_http_admit_enter(&h->admit, conn);
-	ret = route(h, c, url, method);
+	ret = route(h, c, url, method, s);
 	mt_http_admit_leave(&h->admit, conn);
 	return ret;
 }
@@ -362,10 +401,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return MHD_NO;
+		s->symbols = !strcmp(method, MHD_HTTP_METHOD_POST) &&
+			     !strcmp(url, SYMBOL_URL);
 		*state = s;
-		return refused(h, c, method, &ret) ? ret : MHD_YES;
+		if (refused(h, c, method, &ret))
+			return ret;
+		if (s->symbols && too_many_symbols(c))
+			return mt_http_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
+					    "at most %zu bytes of addresses\n",
+					    MT_HTTP_SYMBOL_BODY);
+		return MHD_YES;
 	}
-	if (*upload_size) { /* no request has a body: count it, drop it */
+	if (*upload_size && s->symbols) { /* beyond (chunked): cut off */
+		bool kept = keep_symbols(s, upload, *upload_size);
+
+		*upload_size = 0;
+		return kept ? MHD_YES : MHD_NO;
+	}
+	if (*upload_size) { /* no other request has a body: count it, drop it */
 		s->body += *upload_size;
 		*upload_size = 0;
 		return s->body > REQUEST_MEMORY ? MHD_NO : MHD_YES;
@@ -373,7 +426,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (s->body)
 		return mt_http_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
 				    "no request takes a body\n");
-	return admitted(h, c, url, method);
+	return admitted(h, c, url, method, s);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **state,
@@ -383,6 +436,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 
 	(void)why;
 	mt_http_admit_done(&h->admit, mt_http_admit_conn(c));
+	if (*state)
+		free(((struct conn *)*state)->text);
 	free(*state);
 	*state = NULL;
 }

@@ -161,6 +161,12 @@ static void subtract_summary(struct mt_summary *sum, const struct mt_summary *b,
 {
 	char target[sizeof(sum->target)];
 
+	/* Two moments of one trace (its target, BASE the earlier): the
+	 * difference is of the time between them. */
+	if (!strcmp(sum->target, b->target) &&
+	    !((sum->missing | b->missing) & MT_FACT_DURATION) &&
+	    b->duration_s <= sum->duration_s)
+		sum->duration_s -= b->duration_s;
 	/* Unsigned: a negative difference wraps, and prints as negative. */
 	for (int i = 0; i < MT_CNT__COUNT; i++)
 		sum->counters[i] -= b->counters[i];

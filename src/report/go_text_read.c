@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "frame.h"
@@ -84,14 +85,29 @@ static int frame_line(struct go_reader *g, struct mt_line l)
 	size_t nlen, flen;
 	uint64_t pc, ln = 0;
 
-	if (!mt_line_hex(&l, false, &pc) || pc == UINT64_MAX || l.p == l.end ||
-	    (*l.p != '\t' && *l.p != ' '))
+	if (!mt_line_hex(&l, false, &pc) || pc == UINT64_MAX ||
+	    (l.p < l.end && *l.p != '\t' && *l.p != ' ' && *l.p != '\r'))
 		return -EINVAL;
 	mt_line_skip_blanks(&l);
+	while (l.p < l.end && *l.p == '\r')
+		l.p++;
+	/* "#\t0x4b420b" alone: code without a name (Go's, and memtrace's). */
+	if (l.p == l.end) {
+		f.unresolved = true;
+		f.addr = pc + 1;
+		if (asprintf(&f.function, "[unknown]+0x%" PRIx64, pc) < 0) {
+			f.function = NULL;
+			return -ENOMEM;
+		}
+		return push_frame(g, &f);
+	}
+	/* The name ends at a tab: C++'s have spaces. */
 	name = l.p;
-	while (l.p < l.end && *l.p != '\t' && *l.p != ' ')
+	while (l.p < l.end && *l.p != '\t' && *l.p != '\r')
 		l.p++;
 	nlen = (size_t)(l.p - name);
+	while (nlen && name[nlen - 1] == ' ')
+		nlen--;
 	if (!nlen || memchr(name, '\0', nlen))
 		return -EINVAL;
 	/* "func+0xOFF": the offset is not part of the name. */

@@ -188,7 +188,7 @@ int mt_facts_string(const struct mt_summary *sum, size_t i, char **out)
 
 		if (!sum->delta)
 			return 0;
-		snprintf(since, sizeof(since), "%.3f", sum->delta_since_s);
+		snprintf(since, sizeof(since), "%.9f", sum->delta_since_s);
 		return text(out, "alloc figures since", since, sizeof(since));
 	}
 	default:

@@ -850,8 +850,10 @@ static int set_summary(struct rd *r)
 	mt_facts_read((const char *const *)r->pb->string_table,
 		      r->pb->n_string_table, sum, &counters);
 	set_sampling(r);
+	/* A window's profile (pprof_write.c): its duration, after its start. */
 	if (r->pb->duration_nanos > 0)
-		sum->duration_s = (double)r->pb->duration_nanos / 1e9;
+		sum->duration_s = (double)r->pb->duration_nanos / 1e9 +
+				  (sum->delta ? sum->delta_since_s : 0);
 	else
 		sum->missing |= MT_FACT_DURATION;
 	if (counters)

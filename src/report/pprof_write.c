@@ -920,7 +920,11 @@ static void pb_header(struct pb *b, struct writer *w)
 	/* Sampling (-s): one sample per period bytes on average. */
 	pr->period = w->o->period ? w->o->period : (int64_t)w->p->sum.sample_bytes;
 	pr->time_nanos = w->o->time_nanos ? w->o->time_nanos : now_nanos();
-	pr->duration_nanos = duration_nanos(w->p->sum.duration_s);
+	/* --delta, ?seconds: the window's, as Go's delta profiles (its end
+	 * the time above); pprof_read adds its start back. */
+	pr->duration_nanos = duration_nanos(
+		w->p->sum.duration_s -
+		(w->p->sum.delta ? w->p->sum.delta_since_s : 0));
 	pr->default_sample_type = str_find(
 		&w->st, mt_value_name(w->o->allocs_default ? MT_ALLOC_SPACE
 							   : MT_INUSE_SPACE));

@@ -113,7 +113,7 @@ def go_flat(out):
 def _pprof_heap():
     """go tool pprof URL/debug/pprof/heap: the exact in use per function,
     inuse_space by default; /allocs alloc_space by default; Go's content
-    types; ?debug=1 the text report with the same figures."""
+    types; /report the text report with the same figures."""
     s = Served()
     try:
         s.tick(5)
@@ -132,13 +132,13 @@ def _pprof_heap():
         check_eq(status, 200, "heap?gc=1 (accepted, ignored)")
         check_eq(headers["Content-Type"], "application/octet-stream", "heap's content type")
         check_eq(body[:2], b"\x1f\x8b", "heap is gzipped")
-        text = s.text("/debug/pprof/heap?debug=1")
+        text = s.text("/report")
         rep, fl = flat_of(text)
         check_eq((fl.get("keep_small"), fl.get("keep_large")), (SMALL, LARGE),
-                 "?debug=1: in use per function", text)
-        check_eq(rep.inuse[0], SMALL + LARGE, "?debug=1: bytes in use", text)
-        status, headers, _ = s.get("/debug/pprof/heap?debug=1")
-        check(headers["Content-Type"].startswith("text/plain"), "?debug=1's content type: %s"
+                 "/report: in use per function", text)
+        check_eq(rep.inuse[0], SMALL + LARGE, "/report: bytes in use", text)
+        status, headers, _ = s.get("/report")
+        check(headers["Content-Type"].startswith("text/plain"), "/report's content type: %s"
               % headers["Content-Type"])
         index = s.text("/debug/pprof/")
         check('href="heap?debug=1"' in index and 'href="allocs?debug=1"' in index,
@@ -158,7 +158,7 @@ def _seconds_delta():
         got = {}
 
         def fetch():
-            got["heap"] = s.get("/debug/pprof/allocs?seconds=3&debug=1")
+            got["heap"] = s.get("/report?metric=alloc_space&seconds=3")
         t = threading.Thread(target=fetch)
         t.start()
         time.sleep(1.0)  # the window's first read is done by now
@@ -213,7 +213,7 @@ def _metrics():
                 if all(sm.labels.get(k) == str(v) for k, v in labels.items()):
                     return sm.value
             raise mtlib.Fail("no %s%s in /metrics" % (name, labels), text)
-        rep = mtlib.parse_report(s.text("/debug/pprof/heap?debug=1"))
+        rep = mtlib.parse_report(s.text("/report"))
         rep_alloc = rep.allocated
         who = dict(pid=s.pid, comm="served")
         check_eq(value("memtrace_heap_inuse_bytes", **who), SMALL + LARGE, "in use bytes", text)
@@ -319,15 +319,12 @@ def _snapshots_diff():
 @test("http.filters")
 def _filters():
     """?pid= and ?comm= pick processes: the target's give its profile,
-    others an empty one; bad values are a 400."""
+    others a 404 (test_http_pprof.py); bad values are a 400."""
     s = Served()
     try:
         for q in ("pid=%d" % s.pid, "comm=served"):
-            rep, fl = flat_of(s.text("/debug/pprof/heap?debug=1&" + q))
+            rep, fl = flat_of(s.text("/report?" + q))
             check_eq(fl.get("keep_small"), SMALL, "?%s: keep_small" % q)
-        for q in ("pid=1", "comm=nosuch"):
-            rep = mtlib.parse_report(s.text("/debug/pprof/heap?debug=1&" + q))
-            check_eq(rep.inuse[0], 0, "?%s: nothing in use" % q)
         for q in ("pid=abc", "comm=" + "x" * 40, "metric=bogus", "debug=7"):
             status, _, _ = s.get("/debug/pprof/heap?" + q)
             check_eq(status, 400, "?%s" % q)
@@ -371,7 +368,7 @@ def _abuse():
             c = socket.create_connection((host, int(port)), timeout=10)
             c.sendall(b"GET /debug/pprof/heap HTTP/1.1\r\nHost: x\r\n")
             slow.append(c)
-        paths = ["/metrics", "/debug/pprof/heap", "/debug/pprof/allocs?debug=1",
+        paths = ["/metrics", "/debug/pprof/heap", "/debug/pprof/allocs?debug=1", "/report",
                  "/nosuch", "/debug/pprof/goroutine", "/debug/pprof/heap?seconds=x",
                  "/snapshots/0.pb.gz", "/diff?a=x"]
         statuses = {}
@@ -492,10 +489,10 @@ def _system_wide():
             with urllib.request.urlopen(url + path, timeout=60) as r:
                 return r.read().decode()
         for pid, ticks in zip(pids, (0, 8)):
-            _, fl = flat_of(get("/debug/pprof/allocs?debug=1&pid=%d" % pid))
+            _, fl = flat_of(get("/report?metric=alloc_space&pid=%d" % pid))
             check_eq((fl.get("keep_small"), fl.get("keep_large"), fl.get("tick", 0)),
                      (SMALL, LARGE, ticks * TICK_SIZE), "?pid=%d: allocated per function" % pid, fl)
-        _, fl = flat_of(get("/debug/pprof/allocs?debug=1&comm=served"))
+        _, fl = flat_of(get("/report?metric=alloc_space&comm=served"))
         check_eq((fl.get("keep_small"), fl.get("tick", 0)), (2 * SMALL, 8 * TICK_SIZE),
                  "?comm=served: both processes", fl)
         tags = go_pprof_url(url + "/debug/pprof/heap?comm=served", ["-tags"])
