@@ -27,6 +27,9 @@ enum {
 	OPT_TIMELINE, OPT_TIMELINE_INTERVAL, OPT_TIMELINE_MAX_SIZE,
 	OPT_TIMELINE_SVG,
 	OPT_HTTP, OPT_HTTP_ALLOW, OPT_SNAPSHOT_INTERVAL,
+	/* pprof's views (view.h), --list and --json */
+	OPT_VIEW, OPT_VIEW_LAST = OPT_VIEW + MT_VIEW__COUNT - 1,
+	OPT_LIST, OPT_JSON,
 };
 
 #define DEFAULT_TIMELINE_INTERVAL 0.1
@@ -78,6 +81,15 @@ static const struct option long_opts[] = {
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-allow", required_argument, NULL, OPT_HTTP_ALLOW },
 	{ "snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL },
+	{ "focus", required_argument, NULL, OPT_VIEW + MT_VIEW_FOCUS },
+	{ "ignore", required_argument, NULL, OPT_VIEW + MT_VIEW_IGNORE },
+	{ "hide", required_argument, NULL, OPT_VIEW + MT_VIEW_HIDE },
+	{ "show", required_argument, NULL, OPT_VIEW + MT_VIEW_SHOW },
+	{ "show-from", required_argument, NULL, OPT_VIEW + MT_VIEW_SHOW_FROM },
+	{ "tagfocus", required_argument, NULL, OPT_VIEW + MT_VIEW_TAGFOCUS },
+	{ "tagignore", required_argument, NULL, OPT_VIEW + MT_VIEW_TAGIGNORE },
+	{ "list", required_argument, NULL, OPT_LIST },
+	{ "json", optional_argument, NULL, OPT_JSON },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -226,6 +238,25 @@ static void usage(FILE *f)
 "      --max-memory SIZE  report: memory for reading FILE, e.g. 512M, 2G\n"
 "                         (default: 16 MiB + 32 x its size to decompress\n"
 "                         it, 64 MiB + 16 x that to decode it; at most 2G)\n"
+"Views (as go tool pprof's, on every output; REGEX is a POSIX extended\n"
+"regular expression, matched anywhere in a frame's function name, source\n"
+"file or module path):\n"
+"      --focus REGEX      only the stacks with a frame that matches\n"
+"      --ignore REGEX     leave out the stacks with a frame that matches\n"
+"      --hide REGEX       leave out the frames that match\n"
+"      --show REGEX       only the frames that match\n"
+"      --show-from REGEX  only the frames from the matching one nearest the\n"
+"                         root down (its callers left out)\n"
+"      --tagfocus [TAG=]V only the stacks whose tags match: TAG pid (V a\n"
+"                         number or range N:M, N:, :N) or comm (V a\n"
+"                         regular expression, or several with ',')\n"
+"      --tagignore [TAG=]V  leave out the stacks whose tags match\n"
+"      --list REGEX       the functions matching REGEX, each with its source\n"
+"                         lines and their flat and cum values (pprof -list;\n"
+"                         the source file read if present)\n"
+"      --json[=FILE]      the profile as JSON for scripts: header, functions\n"
+"                         with flat and cum, stacks (doc/json.md); also\n"
+"                         chosen by -o FILE.json\n"
 "Other:\n"
 "  -v, --verbose          show libbpf's debug messages too (its warnings\n"
 "                         are always shown), the start's phases, and at\n"
@@ -506,6 +537,28 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return add_output(o, MT_FMT_PPROF, arg);
 	case OPT_SVG:
 		return add_output(o, MT_FMT_SVG, arg);
+	case OPT_VIEW ... OPT_VIEW_LAST: {
+		char err[256];
+
+		if (mt_view_check(c - OPT_VIEW, arg, err, sizeof(err))) {
+			fprintf(stderr, "memtrace: %s\n", err);
+			return -1;
+		}
+		o->view.expr[c - OPT_VIEW] = arg;
+		return 0;
+	}
+	case OPT_LIST: {
+		char err[256];
+
+		if (mt_view_check(MT_VIEW_FOCUS, arg, err, sizeof(err))) {
+			fprintf(stderr, "memtrace: --list: %s\n", err);
+			return -1;
+		}
+		o->list = arg;
+		return add_output(o, MT_FMT_LIST, NULL);
+	}
+	case OPT_JSON:
+		return add_output(o, MT_FMT_JSON, arg);
 	case OPT_BASE:
 		o->base = arg;
 		return 0;
@@ -608,9 +661,10 @@ static int resolve_outputs(struct mt_options *o)
 		bool pb = o->output && (ends_with(o->output, ".pb.gz") ||
 					ends_with(o->output, ".pb"));
 		bool svg = o->output && ends_with(o->output, ".svg");
+		bool json = o->output && ends_with(o->output, ".json");
 
-		if (add_output(o, pb ? MT_FMT_PPROF : svg ? MT_FMT_SVG : MT_FMT_TEXT,
-			       o->output))
+		if (add_output(o, pb ? MT_FMT_PPROF : svg ? MT_FMT_SVG :
+			       json ? MT_FMT_JSON : MT_FMT_TEXT, o->output))
 			return -1;
 	}
 	for (size_t i = 0; i < o->noutputs; i++) {

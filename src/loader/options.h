@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "render.h"
 #include "units.h"
+#include "view.h"
 
 #define MT_MAX_OUTPUTS 8
 
@@ -60,6 +61,8 @@ struct mt_options {
 	const char *http;          /* --http [ADDR:]PORT: serve profiles */
 	const char *http_allow;    /* --http-allow CIDR,...: only these peers */
 	double snapshot_interval;  /* --snapshot-interval: the page's snapshots */
+	struct mt_view_spec view;  /* --focus, --ignore, ... (view.h) */
+	const char *list;          /* --list REGEX: annotated source */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };
