@@ -127,9 +127,14 @@ size_t *mt_func_table_order(const struct mt_func_table *t, enum mt_value m,
 	*n = 0;
 	if (!rows)
 		return NULL;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].flat[m] || t->v[i].cum[m])
+	for (size_t i = 0; i < t->n; i++) {
+		bool any = false;
+
+		for (int k = 0; k < MT_NVALUES; k++)
+			any |= t->v[i].flat[k] || t->v[i].cum[k];
+		if (any)
 			rows[(*n)++] = i;
+	}
 	qsort_r(rows, *n, sizeof(*rows), cmp_func, &o);
 	return rows;
 }

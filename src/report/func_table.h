@@ -30,7 +30,7 @@ struct mt_func_table {
 /* Build the table of P; 0 or -ENOMEM.  Free it with mt_func_table_free. */
 int mt_func_table_build(const struct mt_profile *p, struct mt_func_table *t);
 
-/* Indices of the functions with a non-zero flat or cum of M, largest
+/* Indices of the functions with a value that is not 0, largest M's
  * flat (BY_CUM: cum) first, then by name; *N of them.  NULL: no memory. */
 size_t *mt_func_table_order(const struct mt_func_table *t, enum mt_value m,
 			    bool by_cum, size_t *n);
