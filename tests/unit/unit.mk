@@ -152,3 +152,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The caches an exec stop reuses (plans per file, files per executable).
 -include tests/unit/exec_caches.mk
+
+# pprof's views (src/report/view.c), which growth.c uses too.
+-include tests/unit/view.mk
