@@ -43,7 +43,6 @@ struct tag_filter {
 	bool numeric;
 	enum range_kind kind;    /* numeric: a range of values */
 	int64_t lo, hi;
-	bool unit;               /* numeric: a unit was given (pid has none) */
 	regex_t re[MAX_TAG_RES]; /* otherwise: comma-separated expressions */
 	size_t nre;
 };
@@ -119,7 +118,8 @@ static bool parse_range(const char *value, struct tag_filter *t)
 	t->lo = a;
 	if (t->kind == RANGE_LE)
 		t->hi = a;
-	t->unit = u1 || u2;
+	(void)u1;
+	(void)u2;
 	return true;
 }
 
@@ -198,8 +198,8 @@ static bool rx_match(const regex_t *re, const char *s)
 
 static bool in_range(const struct tag_filter *t, int64_t v)
 {
-	if (t->unit)  /* pid has no unit: pprof's scaled units differ */
-		return false;
+	/* pprof scales both sides to the filter's unit; pid's own unit
+	 * ("pid") is none it knows, so its value is compared as it is. */
 	switch (t->kind) {
 	case RANGE_EQ:
 		return v == t->lo;

@@ -148,6 +148,7 @@ CASES = {
     "tagfocus_nokey": lambda: [("--tagfocus", "comm:inl")],
     "tagfocus_pid": lambda: [("--tagfocus", "pid=%d" % pid_of("leaks"))],
     "tagfocus_range": lambda: [("--tagfocus", "pid=%d:" % pid_of("inline"))],
+    "tagfocus_unit": lambda: [("--tagfocus", ":%dkb" % pid_of("inline"))],
     "tagignore": lambda: [("--tagignore", "comm=sh")],
     "combined": lambda: [("--focus", "main"), ("--ignore", "calloc"), ("--hide", "depth3"),
                          ("--show-from", "main"), ("--tagignore", "comm=shapes")],

@@ -197,8 +197,9 @@ static void test_tags(void **state)
 	expect(MT_VIEW_TAGFOCUS, "15:", base, NBASE, "main C=2;main Li=4;");
 	expect(MT_VIEW_TAGFOCUS, ":15", base, NBASE, "main A B=1;main A D=3;");
 	expect(MT_VIEW_TAGFOCUS, "pid=5:10", base, NBASE, "main A B=1;main A D=3;");
-	/* A unit: pid has none, nothing matches (pprof compares units). */
-	expect(MT_VIEW_TAGFOCUS, "pid=10kb", base, NBASE, "");
+	/* A unit: pprof scales pid (whose unit, "pid", it does not know)
+	 * to it unchanged: 10kb is 10. */
+	expect(MT_VIEW_TAGFOCUS, "pid=10kb", base, NBASE, "main A B=1;main A D=3;");
 	expect(MT_VIEW_TAGIGNORE, "comm=server", base, NBASE, "main C=2;main Li=4;");
 }
 
