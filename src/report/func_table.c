@@ -80,8 +80,8 @@ int mt_func_table_build(const struct mt_profile *p, struct mt_func_table *t)
 		const struct mt_frame *prev = i ? &p->frames[order[i - 1]] : NULL;
 		struct mt_func *cur;
 
-		if (!prev || strcmp(name_of(prev), name_of(fr)) ||
-		    strcmp_null(prev->module, fr->module)) {
+		if (!prev || strcmp(name_of(prev), name_of(fr)) != 0 ||
+		    strcmp_null(prev->module, fr->module) != 0) {
 			cur = &t->v[t->n++];
 			*cur = (struct mt_func){ .name = name_of(fr),
 						 .module = fr->module, .loc = fr };

@@ -237,7 +237,8 @@ int mt_write_source_list(FILE *out, const struct mt_profile *p,
 			regex);
 		return -ESRCH;
 	}
-	qsort(v, n, sizeof(*v), cmp_node);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_node);
 	fprintf(out, "Total: %s\n", mt_text_value(buf, sizeof(buf), total, metric, unit));
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
