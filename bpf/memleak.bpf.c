@@ -844,15 +844,35 @@ int BPF_KRETPROBE(uprobe_return)
 }
 
 /*
+ * Processes held at ld.so's hook until the loader has seen what ld.so
+ * mapped (-- CMD: a process that just exec'd, whose allocator may come
+ * with its LD_PRELOAD, its chroot or its own libc).  The hook sends the
+ * thread MT_DL_HOLD_SIGNAL, which the loader, its ptrace tracer, takes
+ * and never delivers (SIGURG: ignored by default, and no handler of the
+ * program is installed while ld.so loads it).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u8);
+} dl_hold SEC(".maps");
+
+/*
  * ld.so's hook for debuggers (MT_CALL_DL_STATE), hit around the mapping of
- * a dlopen's objects: the unwinder asks for their tables now.  A program
- * of its own, so that uprobe_entry's runs are the allocator calls.
+ * a dlopen's objects, and twice as it loads a program: the unwinder asks
+ * for their tables now.  A program of its own, so that uprobe_entry's runs
+ * are the allocator calls.
  */
 SEC("uprobe")
 int BPF_KPROBE(dl_mapped)
 {
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (bpf_map_lookup_elem(&dl_hold, &pid))
+		bpf_send_signal_thread(MT_DL_HOLD_SIGNAL);
 	if (bench_part != MT_PART_TRAPS && trace_state != MT_TRACE_STOPPED)
-		unwind_tell_mapped(bpf_get_current_pid_tgid() >> 32);
+		unwind_tell_mapped(pid);
 	return 0;
 }
 

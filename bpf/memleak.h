@@ -21,6 +21,8 @@
 #define MT_PREALLOC_MAX_ALLOCS (1U << 20)
 /* Processes kept at once: names, execs, followed, timeline slots. */
 #define MT_MAX_PROCS 32768
+/* The signal ld.so's hook sends a process held for the loader (dl_hold). */
+#define MT_DL_HOLD_SIGNAL 23 /* SIGURG */
 /* Unwind table rows (8 bytes each): libc has some 25k, python3 61k. */
 #define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 21)
 

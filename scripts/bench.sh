@@ -28,6 +28,7 @@
 #   BENCH_STACKS=100000    distinct stacks for the report-rendering run (0: skip)
 #   BENCH_SNAP_BLOCKS=1000000  live blocks for the snapshot-time run (0: skip)
 #   BENCH_BPFTRACE=1       0: skip the bpftrace row
+#   BENCH_ALLOCATORS=1     0: skip the jemalloc and tcmalloc rows
 #   BENCH_KEEP=1           keep the run directory (reports, outputs) and print it
 set -euo pipefail
 
@@ -42,6 +43,7 @@ REPS=${BENCH_REPS:-3}
 STACKS=${BENCH_STACKS:-100000}
 SNAP_BLOCKS=${BENCH_SNAP_BLOCKS:-1000000}
 USE_BPFTRACE=${BENCH_BPFTRACE:-1}
+USE_ALLOCATORS=${BENCH_ALLOCATORS:-1}
 SAMPLE_BYTES=524288
 
 MEMTRACE=./memtrace
@@ -99,6 +101,18 @@ if [ "$USE_BPFTRACE" != 1 ]; then
 	BPFTRACE_STATE=skip; BPFTRACE_REASON="BENCH_BPFTRACE=$USE_BPFTRACE"
 elif ! command -v bpftrace >/dev/null; then
 	BPFTRACE_STATE=skip; BPFTRACE_REASON="bpftrace not installed (apt-get install bpftrace)"
+fi
+
+# Other allocators, preloaded into the same churn (memtrace finds the one
+# preloaded): untraced, full and sampling rows each, to set their added
+# time per call against glibc's.  NAME:LIBRARY for those installed.
+ALLOCS=()
+if [ "$USE_ALLOCATORS" = 1 ]; then
+	for a in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc.so.4 \
+		tcmalloc_minimal:libtcmalloc_minimal.so.4; do
+		lib=/usr/lib/x86_64-linux-gnu/${a#*:}
+		[ -e "$lib" ] && ALLOCS+=("${a%%:*}:$lib")
+	done
 fi
 
 # ---- the runs ----
@@ -179,6 +193,12 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run untraced_nofp "$rep" run_untraced_on "$CHURN_NOFP" untraced_nofp "$rep"
 	run full_nofp "$rep" run_memtrace_on "$CHURN_NOFP" full_nofp "$rep"
 	run sampling_nofp "$rep" run_memtrace_on "$CHURN_NOFP" sampling_nofp "$rep" -s "$SAMPLE_BYTES"
+	for a in "${ALLOCS[@]}"; do
+		n=${a%%:*}
+		LD_PRELOAD=${a#*:} run "untraced_$n" "$rep" run_untraced_on "$CHURN" "untraced_$n" "$rep"
+		LD_PRELOAD=${a#*:} run "full_$n" "$rep" run_memtrace "full_$n" "$rep"
+		LD_PRELOAD=${a#*:} run "sampling_$n" "$rep" run_memtrace "sampling_$n" "$rep" -s "$SAMPLE_BYTES"
+	done
 	if [ "$BPFTRACE_STATE" = run ]; then
 		run bpftrace "$rep" run_bpftrace "$rep"
 		if ! grep -q '^churn:' "$T/bpftrace.$rep.churn" 2>/dev/null; then
@@ -242,7 +262,8 @@ export BENCH_T=$T BENCH_THREADS=$THREADS BENCH_OPS=$OPS BENCH_BASE_OPS=$BASE_OPS
 	BENCH_SLOTS=$SLOTS BENCH_SEED=$SEED BENCH_REPS=$REPS BENCH_STACKS=$STACKS BENCH_SNAP_BLOCKS=$SNAP_BLOCKS \
 	BENCH_SAMPLE_BYTES=$SAMPLE_BYTES \
 	BENCH_BPFTRACE_STATE=$BPFTRACE_STATE BENCH_BPFTRACE_REASON=$BPFTRACE_REASON \
-	BENCH_ELAPSED=$ELAPSED BENCH_LOADAVG=$LOADAVG BENCH_LIBC=$LIBC BENCH_MEMTRACE=$MEMTRACE
+	BENCH_ELAPSED=$ELAPSED BENCH_LOADAVG=$LOADAVG BENCH_LIBC=$LIBC BENCH_MEMTRACE=$MEMTRACE \
+	BENCH_ALLOCS="${ALLOCS[*]%%:*}"
 python3 - <<'EOF' || FAILED=1
 import os, re, statistics, subprocess, platform
 
@@ -599,6 +620,39 @@ if nstacks:
               f"maxrss {med(r['rss_kb'] for r in res) / 1024:.1f} MiB, drops {max(r['drops'] for r in res)}, "
               f"totals {'ok' if all(r['ok'] for r in res) else 'MISMATCH'}")
 
+# ---- other allocators: added time per call against glibc's ----
+def added_cpu(traced_row, untraced_row):
+    """Median over rounds of cpu ns/op of TRACED_ROW less UNTRACED_ROW's
+    (same round), and the report's exactness; None when no round has both."""
+    on = {rep: p for rep, p, rc in runs.get(traced_row, []) if rc == 0}
+    off = {rep: p for rep, p, rc in runs.get(untraced_row, []) if rc == 0}
+    added, exact = [], True
+    for rep in sorted(set(on) & set(off)):
+        a, b = kv(on[rep] + ".churn"), kv(off[rep] + ".churn")
+        if a and b:
+            added.append(float(a["cpu_ns_per_op"]) - float(b["cpu_ns_per_op"]))
+            h = report_header(on[rep] + ".report") or {}
+            exact &= traced_row.startswith("sampling") or h.get("drops") == 0
+    return (med(added), exact) if added else None
+
+alloc_rows = [n for n in E.get("BENCH_ALLOCS", "").split()
+              if "full_" + n in runs and "untraced_" + n in runs]
+alloc_ratios = {}
+if alloc_rows:
+    print()
+    print("other allocators (churn with the library preloaded): cpu ns/op added over the same")
+    print("allocator untraced, and its ratio to glibc's (the glibc rows above, same rounds):")
+    g = {m: added_cpu(m, "untraced") for m in ("full", "sampling")}
+    for n in alloc_rows:
+        parts = []
+        for m, what in (("full", "full"), ("sampling", f"-s {E['BENCH_SAMPLE_BYTES']}")):
+            a = added_cpu(f"{m}_{n}", f"untraced_{n}")
+            if a and g[m] and g[m][0] > 0:
+                alloc_ratios[(n, what)] = a[0] / g[m][0]
+                parts.append(f"{what} {a[0]:.0f} ns ({a[0] / g[m][0]:.2f}x glibc's {g[m][0]:.0f})"
+                             + ("" if a[1] else ", DROPS"))
+        print(f"  {n}: " + ("; ".join(parts) if parts else "no complete round"))
+
 # ---- whole stacks: the CFI unwinder against the frame-pointer walk ----
 def added_of(label, cpu=False):
     res = next((r for l, r, k in rows if l == label), None)
@@ -677,6 +731,8 @@ if samp and base is not None:
     print(f"  sampling 512 KiB added <= 2000 ns:  {a:.0f} ns -> {'met' if a <= 2000 else 'MISSED'}")
 for what, (r, target) in cfi_ratios.items():
     print(f"  {what}, CFI <= {target}x the fp walk:     {r:.2f}x -> {'met' if r <= target else 'MISSED'}")
+for (n, what), r in alloc_ratios.items():
+    print(f"  {n} {what} added <= 1.2x glibc's: {r:.2f}x -> {'met' if r <= 1.2 else 'MISSED'}")
 print(f"\nbench: {E['BENCH_ELAPSED']} s in all")
 raise SystemExit(1 if failed else 0)
 EOF

@@ -19,6 +19,7 @@ PKGS=(
 	libjemalloc-dev libgoogle-perftools-dev
 	gawk sqlite3 libc6-dbg
 	python3-prometheus-client  # parses /metrics (tests/integration/test_http.py)
+	prometheus  # scrapes /metrics (tests/integration/test_prometheus.py)
 	man-db bash-completion
 	chromium  # headless, loads the SVG memtrace writes (tests/integration/browser.py)
 )

@@ -91,7 +91,8 @@ int mt_family_fork(struct mt_family *f, struct memleak_bpf *skel,
 }
 
 int mt_family_exec(struct mt_family *f, struct memleak_bpf *skel,
-		   uint32_t pid, const struct mt_objects *files, bool same_task)
+		   uint32_t pid, const struct mt_objects *files, bool same_task,
+		   bool loading)
 {
 	struct mt_family_member *m = find(f, pid);
 	struct mt_allocator alloc;
@@ -106,11 +107,16 @@ int mt_family_exec(struct mt_family *f, struct memleak_bpf *skel,
 	mmap = m->probes.want_mmap;
 	mt_objects_free(&m->files);
 	ret = copy_files(&m->files, files);
-	/* The allocator asked for, else (a program without it) the usual. */
+	/* The allocator asked for, else (a program without it) the usual;
+	 * none yet while ld.so loads the image (its hook alone is probed). */
 	if (ret == 0 &&
 	    mt_allocator_choose(files, f->allocator, f->prefix, &alloc) &&
-	    mt_allocator_choose(files, NULL, f->prefix, &alloc))
-		ret = -ENOENT;
+	    mt_allocator_choose(files, NULL, f->prefix, &alloc)) {
+		if (loading)
+			alloc = (struct mt_allocator){ (size_t)-1, "none" };
+		else
+			ret = -ENOENT;
+	}
 	/* Its links follow the process into its new image: those of the
 	 * files it maps still (its libc) stay, no function is probed twice,
 	 * and those of the files it left go in the detacher's thread. */

@@ -63,11 +63,14 @@ int mt_family_fork(struct mt_family *f, struct memleak_bpf *skel,
  * libraries it will load) replace its old ones.  SAME_TASK: its main
  * thread exec'd (the task its links were made for), so that the links of
  * files it still maps, planned the same, can stay.  Nothing for a process
- * not in the family.  Returns 0 or -errno (-ENOENT: no allocator among
- * FILES).
+ * not in the family.  LOADING: ld.so has not loaded the image's libraries
+ * yet, and FILES may hold no allocator (a chroot's, an LD_PRELOAD's):
+ * then only ld.so's hook is probed, until it is called again when they
+ * are mapped.  Returns 0 or -errno (-ENOENT: no allocator among FILES).
  */
 int mt_family_exec(struct mt_family *f, struct memleak_bpf *skel,
-		   uint32_t pid, const struct mt_objects *files, bool same_task);
+		   uint32_t pid, const struct mt_objects *files, bool same_task,
+		   bool loading);
 
 /*
  * Process PID maps FILES now: those not looked at yet get probes for the

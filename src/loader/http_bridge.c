@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "http_admit.h"
 #include "http_metrics.h"
 #include "loop.h"
 #include "timeline_svg.h"
@@ -444,8 +445,13 @@ int mt_http_bridge_call(struct mt_http_bridge *b, enum mt_http_job_kind kind,
 	b->queued++;
 	if (write(b->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		ret = -errno;
-	while (!ret && !j->done)
+	while (!ret && !j->done) {
+		if (mt_http_client_gone()) {
+			ret = -ECANCELED;
+			break;
+		}
 		ret = -pthread_cond_timedwait(&b->cond, &b->lock, &until);
+	}
 	if (j->done) {
 		ret = j->err;
 		*res = j->res;

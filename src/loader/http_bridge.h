@@ -94,7 +94,8 @@ int mt_http_bridge_init(struct mt_http_bridge *b, struct mt_tracer *tr);
 /*
  * From a request's thread: post a job of KIND and wait at most TIMEOUT_S
  * seconds for it.  0 (RES is the caller's), -EBUSY (too many waiting),
- * -ESHUTDOWN (tracing stopped), -ETIMEDOUT, or the job's error.  A job
+ * -ESHUTDOWN (tracing stopped), -ETIMEDOUT, -ECANCELED (the request's
+ * client has gone, mt_http_client_gone), or the job's error.  A job
  * given up on is released by the loop when it is done.
  */
 int mt_http_bridge_call(struct mt_http_bridge *b, enum mt_http_job_kind kind,

@@ -138,5 +138,8 @@ int mt_http_write_metrics(FILE *out, const struct mt_http_metrics *m)
 			live += !d->series[i].gone;
 		fprintf(out, "memtrace_processes %zu\n", live);
 	}
+	head(out, "memtrace_build_info", "gauge",
+	     "Always 1: the memtrace that serves these metrics.");
+	fprintf(out, "memtrace_build_info{version=\"%s\"} 1\n", MEMTRACE_VERSION);
 	return ferror(out) ? -EIO : 0;
 }

@@ -103,7 +103,7 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 		view_free(&view);
 		mt_http_result_free(&h->bridge, &before);
 		if (!ret && !mt_http_sleep(h, q->seconds))
-			ret = -ESHUTDOWN;
+			ret = mt_http_client_gone() ? -ECANCELED : -ESHUTDOWN;
 	}
 	t0 = mt_loop_now();
 	if (!ret)
@@ -164,10 +164,10 @@ bool mt_http_sleep(struct mt_http *h, double s)
 	bool stopping;
 
 	pthread_mutex_lock(&h->lock);
-	while (!h->stopping &&
+	while (!h->stopping && !mt_http_client_gone() &&
 	       pthread_cond_timedwait(&h->cond, &h->lock, &until) != ETIMEDOUT)
 		;
-	stopping = h->stopping;
+	stopping = h->stopping || mt_http_client_gone();
 	pthread_mutex_unlock(&h->lock);
 	return !stopping;
 }

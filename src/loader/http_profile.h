@@ -24,7 +24,8 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
  * "button"); its number in *SEQ.  0 or -errno. */
 int mt_http_take_snapshot(struct mt_http *h, const char *why, unsigned *seq);
 
-/* Wait S seconds, or less when the server stops: false then. */
+/* Wait S seconds, or less when the server stops or the request's client
+ * goes (mt_http_client_gone): false then. */
 bool mt_http_sleep(struct mt_http *h, double s);
 
 /* The snapshot thread: start it; ask it for one (SIGUSR1, from the loop

@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "http_admit.h"
 #include "http_bridge.h"
+#include "http_guard.h"
 #include "net_addr.h"
 #include "options.h"
 #include "profile.h"
@@ -48,6 +50,10 @@ struct mt_http {
 	void (*prev_report)(void *ctx);
 	void *prev_ctx;
 	struct mt_tracer *hooked;
+	/* Who may ask (Host, Origin, token) and what keeps the server
+	 * available (deadlines, caps, gone clients). */
+	struct mt_http_guard guard;
+	struct mt_http_admit admit;
 };
 
 /* A request's query (?seconds= &debug= &pid= &comm= &metric=). */

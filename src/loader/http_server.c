@@ -13,6 +13,7 @@
 
 #include "decimal.h"
 #include "errmsg.h"
+#include "http_listen.h"
 #include "http_metrics.h"
 #include "http_profile.h"
 #include "symbolize.h"
@@ -20,10 +21,9 @@
 #include "tracer.h"
 #include "units.h"
 
-/* Connections at once, in all and from one peer; idle seconds before one
- * is closed; memory for a request's headers (a longer URL is a 414). */
-#define MAX_CONNECTIONS 128
-#define MAX_PER_PEER 96
+/* Idle seconds before a connection is closed (the limits on connections
+ * and the deadline of a request's headers: http_admit.h); memory for a
+ * request's headers (a longer URL is a 414). */
 #define IDLE_TIMEOUT_S 15
 #define REQUEST_MEMORY ((size_t)64 * 1024)
 #define THREAD_STACK (8u << 20)  /* libdw recurses */
@@ -90,6 +90,8 @@ enum MHD_Result mt_http_text(struct MHD_Connection *c, unsigned status,
 enum MHD_Result mt_http_fail(struct MHD_Connection *c, int err)
 {
 	switch (err) {
+	case -ECANCELED: /* the client has gone: nobody to answer */
+		return MHD_NO;
 	case -ESHUTDOWN:
 		return mt_http_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 				    "tracing has stopped\n");
@@ -231,6 +233,119 @@ static enum MHD_Result route(struct mt_http *h, struct MHD_Connection *c,
 	return mt_http_page(h, c, url, false);
 }
 
+/* ---- admission (http_guard.h, http_admit.h) ---- */
+
+static enum MHD_Result with_header(struct MHD_Connection *c, unsigned status,
+				   const char *name, const char *value,
+				   const char *msg)
+{
+	char *text = strdup(msg);
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!text)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(strlen(text), text,
+					    MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, name, value);
+	if (status == MHD_HTTP_UNAUTHORIZED) /* a browser asks for it */
+		MHD_add_response_header(r, name, "Basic realm=\"memtrace\", charset=\"UTF-8\"");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Does C carry the token: Bearer, or Basic with it as the password? */
+static bool has_token(const struct mt_http *h, struct MHD_Connection *c)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_AUTHORIZATION);
+	char *user, *pass = NULL;
+	bool ok;
+
+	if (mt_guard_bearer_ok(&h->guard, auth))
+		return true;
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	ok = pass && mt_guard_token_eq(&h->guard, pass);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+/* Host, token, Origin: false, or a refusal queued in *RET. */
+static bool refused(struct mt_http *h, struct MHD_Connection *c,
+		    const char *method, enum MHD_Result *ret)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_HOST);
+	bool safe = !strcmp(method, MHD_HTTP_METHOD_GET) ||
+		    !strcmp(method, MHD_HTTP_METHOD_HEAD);
+
+	if (!mt_guard_host_ok(&h->guard, host)) {
+		*ret = mt_http_text(c, MHD_HTTP_MISDIRECTED_REQUEST,
+				    "Host '%.100s' does not name this server (DNS rebinding?): use %s/, or name it with --http-host\n",
+				    host, h->url);
+		return true;
+	}
+	if (h->guard.token && !has_token(h, c)) {
+		*ret = with_header(c, MHD_HTTP_UNAUTHORIZED,
+				   MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+				   "Bearer realm=\"memtrace\"",
+				   "a token is needed: Authorization: Bearer TOKEN (--http-token-file)\n");
+		return true;
+	}
+	if (!safe &&
+	    !mt_guard_origin_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_ORIGIN),
+				MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    "Sec-Fetch-Site"),
+				host)) {
+		*ret = mt_http_text(c, MHD_HTTP_FORBIDDEN,
+				    "a request from another site may not change anything here\n");
+		return true;
+	}
+	return false;
+}
+
+/* ROUTE C's request, its socket watched for the client leaving, a long
+ * one (?seconds=N) within the caps. */
+static enum MHD_Result admitted(struct mt_http *h, struct MHD_Connection *c,
+				const char *url, const char *method)
+{
+	struct mt_http_conn *conn = mt_http_admit_conn(c);
+	const char *sec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						      "seconds");
+	unsigned long seconds = 0;
+	unsigned retry;
+	enum MHD_Result ret;
+
+	if (sec && mt_parse_decimal(sec, MT_HTTP_MAX_SECONDS, &seconds))
+		seconds = 0; /* the handler says what is wrong */
+	if (mt_http_admit_long(&h->admit, conn, (unsigned)seconds, &retry)) {
+		char after[16];
+
+		snprintf(after, sizeof(after), "%u", retry);
+		return with_header(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				   MHD_HTTP_HEADER_RETRY_AFTER, after,
+				   "too many ?seconds= requests waiting (from you, or in all); try again later\n");
+	}
+	mt_http_admit_enter(&h->admit, conn);
+	ret = route(h, c, url, method);
+	mt_http_admit_leave(&h->admit, conn);
+	return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -238,15 +353,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 {
 	struct mt_http *h = cls;
 	struct conn *s = *state;
+	enum MHD_Result ret;
 
 	(void)version;
 	(void)upload;
 	if (!s) { /* the headers: the request's state; its body next */
+		mt_http_admit_headers(&h->admit, mt_http_admit_conn(c));
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return MHD_NO;
 		*state = s;
-		return MHD_YES;
+		return refused(h, c, method, &ret) ? ret : MHD_YES;
 	}
 	if (*upload_size) { /* no request has a body: count it, drop it */
 		s->body += *upload_size;
@@ -256,15 +373,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (s->body)
 		return mt_http_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
 				    "no request takes a body\n");
-	return route(h, c, url, method);
+	return admitted(h, c, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 			 enum MHD_RequestTerminationCode why)
 {
-	(void)cls;
-	(void)c;
+	struct mt_http *h = cls;
+
 	(void)why;
+	mt_http_admit_done(&h->admit, mt_http_admit_conn(c));
 	free(*state);
 	*state = NULL;
 }
@@ -299,39 +417,49 @@ static void on_sigusr1(void *ctx)
 	mt_http_snapshot_signal(h);
 }
 
-static int listen_on(struct mt_http *h, const struct sockaddr_storage *ss)
+/* A client gone: wake the waits that check mt_http_client_gone. */
+static void wake_waits(void *ctx)
+{
+	struct mt_http *h = ctx;
+
+	pthread_mutex_lock(&h->lock);
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_lock(&h->bridge.lock);
+	pthread_cond_broadcast(&h->bridge.cond);
+	pthread_mutex_unlock(&h->bridge.lock);
+}
+
+/* Serve on L's socket (bound by mt_http_listen). */
+static int listen_on(struct mt_http *h, const struct mt_http_listener *l)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG |
-			 MHD_USE_ITC;
-	const union MHD_DaemonInfo *info;
-	struct sockaddr_storage bound = *ss;
+			 MHD_USE_ITC | MHD_USE_POLL;
 
-	if (ss->ss_family == AF_INET6)
+	if (l->addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	h->daemon = MHD_start_daemon(
 		flags, 0, on_connect, h, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, on_log, h, /* first: for every message */
-		MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)MAX_PER_PEER,
+		MHD_OPTION_LISTEN_SOCKET, l->fd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)MT_ADMIT_CONNECTIONS,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 		MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, mt_http_admit_notify, &h->admit,
 		MHD_OPTION_END);
 	if (!h->daemon)
 		return -1;
-	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	if (info) {
-		if (bound.ss_family == AF_INET)
-			((struct sockaddr_in *)&bound)->sin_port = htons(info->port);
-		else
-			((struct sockaddr_in6 *)&bound)->sin6_port = htons(info->port);
+	if (l->addr.ss_family == AF_UNIX) {
+		mt_addr_str((const struct sockaddr *)&l->addr, h->url,
+			    sizeof(h->url));
+	} else {
+		mt_addr_str((const struct sockaddr *)&l->addr, h->url + 7,
+			    sizeof(h->url) - 7);
+		memcpy(h->url, "http://", 7);
 	}
-	mt_addr_str((const struct sockaddr *)&bound, h->url + 7,
-		    sizeof(h->url) - 7);
-	memcpy(h->url, "http://", 7);
 	return 0;
 }
 
@@ -339,9 +467,8 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 		  struct mt_tracer *tr)
 {
 	struct mt_http *h = calloc(1, sizeof(*h));
-	struct sockaddr_storage ss;
-	socklen_t len;
-	char err[256];
+	struct mt_http_listener *l;
+	char err[320];
 	int ret;
 
 	*out = NULL;
@@ -349,13 +476,31 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 		return mt_fail("--http: %s", strerror(ENOMEM));
 	h->o = o;
 	h->bridge.efd = -1;
+	h->admit.efd = -1;
 	pthread_mutex_init(&h->sym_lock, NULL);
 	mt_ring_init(&h->ring);
 	h->symbols = mt_symcache_new();
-	if (mt_listen_addr(o->http, &ss, &len, err, sizeof(err)) ||
-	    (o->http_allow &&
-	     mt_cidrs_parse(o->http_allow, &h->allow, err, sizeof(err)))) {
-		ret = mt_fail("--http: %s", err);
+	/* Bound by main() before anything started; here if it was not. */
+	l = mt_http_listener_take();
+	if (!l && !(ret = mt_http_listen(o, (uid_t)-1, (gid_t)-1)))
+		l = mt_http_listener_take();
+	if (!l) {
+		ret = ret ? ret : mt_fail("--http: no socket");
+		goto fail;
+	}
+	if (o->http_allow &&
+	    mt_cidrs_parse(o->http_allow, &h->allow, err, sizeof(err))) {
+		ret = mt_fail("--http-allow: %s", err);
+		goto fail;
+	}
+	if (mt_guard_init(&h->guard, (const struct sockaddr *)&l->addr,
+			  o->http_hosts, o->http)) {
+		ret = mt_fail("--http-host: %d names at most", MT_GUARD_MAX_NAMES);
+		goto fail;
+	}
+	if (o->http_token_file &&
+	    mt_guard_read_token(&h->guard, o->http_token_file, err, sizeof(err))) {
+		ret = mt_fail("--http-token-file %s", err);
 		goto fail;
 	}
 	h->allow_on = o->http_allow != NULL;
@@ -365,14 +510,16 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 		goto fail;
 	}
 	ret = mt_http_snapper_start(h);
+	if (!ret)
+		ret = mt_http_admit_init(&h->admit, wake_waits, h);
 	if (ret) {
-		ret = mt_fail("--http: cannot start the snapshot thread: %s",
+		ret = mt_fail("--http: cannot start the server's threads: %s",
 			      strerror(-ret));
 		goto fail;
 	}
-	if (listen_on(h, &ss)) {
-		ret = mt_fail("--http: cannot listen on %s: %s", o->http,
-			      strerror(errno ? errno : EADDRINUSE));
+	if (listen_on(h, l)) {
+		ret = mt_fail("--http: cannot serve on %s: %s", o->http,
+			      strerror(errno ? errno : EINVAL));
 		goto fail;
 	}
 	h->prev_report = tr->s.on_report;
@@ -380,8 +527,12 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 	tr->s.on_report = on_sigusr1;
 	tr->s.report_ctx = h;
 	h->hooked = tr;
-	fprintf(stderr, "memtrace: serving %s/ (go tool pprof %s/debug/pprof/heap)\n",
-		h->url, h->url);
+	if (l->addr.ss_family == AF_UNIX)
+		fprintf(stderr, "memtrace: serving %s (curl --unix-socket %s http://localhost/debug/pprof/heap)\n",
+			h->url, h->url + 5);
+	else
+		fprintf(stderr, "memtrace: serving %s/ (go tool pprof %s/debug/pprof/heap)\n",
+			h->url, h->url);
 	*out = h;
 	return 0;
 fail:
@@ -400,8 +551,11 @@ void mt_http_stop(struct mt_http *h)
 	/* Requests waiting for the loop fail at once; those at work end. */
 	mt_http_bridge_close(&h->bridge);
 	mt_http_snapper_stop(h);
+	mt_http_admit_stop(&h->admit);
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
+	mt_http_admit_free(&h->admit);
+	mt_guard_free(&h->guard);
 	mt_http_bridge_free(&h->bridge);
 	mt_symcache_free(h->symbols);
 	mt_ring_free(&h->ring);

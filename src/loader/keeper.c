@@ -84,6 +84,8 @@ bool mt_keeper_take(struct mt_keeper *k, struct mt_raw_profile *final)
 	*final = k->raw;
 	memcpy(final->sum.target, sum.target, sizeof(sum.target));
 	memcpy(final->sum.allocator, sum.allocator, sizeof(sum.allocator));
+	final->sum.probes = sum.probes;
+	final->sum.probes_stepped = sum.probes_stepped;
 	/* The timeline's peaks and sparklines are the whole run's. */
 	final->sum.timeline = sum.timeline;
 	final->sum.missing = (final->sum.missing & ~(unsigned)MT_FACT_TIMELINE) |

@@ -16,6 +16,7 @@
 #include "errmsg.h"
 #include "report_growth.h"
 #include "filter.h"
+#include "http_listen.h"
 #include "http_server.h"
 #include "keys.h"
 #include "options.h"
@@ -40,7 +41,7 @@ static const char *stop_hint(const struct mt_options *o)
 			       : "Ctrl-C to stop";
 }
 
-static void say_tracing(const struct mt_tracer *tr)
+static void say_tracing(struct mt_tracer *tr)
 {
 	const struct mt_target *t = tr->t;
 
@@ -55,6 +56,8 @@ static void say_tracing(const struct mt_tracer *tr)
 			mt_target_alloc_name(t),
 			tr->kind == MT_TRACER_FAMILY ? ", and the processes it starts" : "",
 			stop_hint(tr->o));
+	if (tr->o->verbose && mt_tracer_probes(tr))
+		mt_probes_describe(mt_tracer_probes(tr), stderr);
 }
 
 /* Trace T (NULL: every process) and report.  Returns the exit status. */
@@ -220,6 +223,10 @@ int main(int argc, char **argv)
 	if (!mt_privileged())
 		return mt_fail("not enough privilege: tracing needs %s",
 			       MT_CAPS_NEEDED);
+	/* --http's socket before CMD starts: a port in use stops us here. */
+	if (mt_http_listen(&o, runas.sudo ? runas.uid : (uid_t)-1,
+			   runas.sudo ? runas.gid : (gid_t)-1))
+		return 1;
 	sigfd = mt_session_signals();
 	if (sigfd < 0)
 		return mt_fail("cannot set up signal handling: %s",

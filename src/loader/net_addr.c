@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <sys/un.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +53,24 @@ static int resolve(const char *host, unsigned port,
 	return 0;
 }
 
+/* "unix:PATH" into SS. */
+static int unix_addr(const char *s, struct sockaddr_storage *ss,
+		     socklen_t *len, char *err, size_t errlen)
+{
+	struct sockaddr_un *un = (struct sockaddr_un *)ss;
+	const char *path = s + 5;
+	size_t n = strlen(path);
+
+	if (!n)
+		return fail(err, errlen, "expected unix:PATH, e.g. unix:/run/user/1000/memtrace.sock", s);
+	if (n >= sizeof(un->sun_path))
+		return fail(err, errlen, "a socket's path has at most 107 bytes", s);
+	un->sun_family = AF_UNIX;
+	memcpy(un->sun_path, path, n + 1);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	return 0;
+}
+
 int mt_listen_addr(const char *s, struct sockaddr_storage *ss,
 		   socklen_t *len, char *err, size_t errlen)
 {
@@ -60,6 +80,8 @@ int mt_listen_addr(const char *s, struct sockaddr_storage *ss,
 	size_t n = 0;
 
 	memset(ss, 0, sizeof(*ss));
+	if (!strncmp(s, "unix:", 5))
+		return unix_addr(s, ss, len, err, errlen);
 	if (colon) {
 		const char *h = s;
 
@@ -181,6 +203,24 @@ bool mt_cidrs_match(const struct mt_cidrs *l, const struct sockaddr *sa)
 	return false;
 }
 
+bool mt_addr_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
+}
+
+bool mt_addr_is_any(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
+}
+
 void mt_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
@@ -198,6 +238,8 @@ void mt_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
 		port = ntohs(in6->sin6_port);
 		snprintf(buf, len, "[%s]:%u", host, port);
+	} else if (sa->sa_family == AF_UNIX) {
+		snprintf(buf, len, "unix:%s", ((const struct sockaddr_un *)sa)->sun_path);
 	} else {
 		snprintf(buf, len, "?");
 	}

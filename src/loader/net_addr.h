@@ -5,6 +5,7 @@
  *   --http [ADDR:]PORT   ADDR an IPv4 address, [IPv6] or a host name
  *                        (resolved once, the first address); none:
  *                        127.0.0.1.  PORT 0: any free port.
+ *   --http unix:PATH     a unix socket (AF_UNIX, PATH at most 107 bytes).
  *   --http-allow CIDR[,CIDR...]  e.g. 10.0.0.0/8,::1 (a plain address is
  *                        /32 or /128); an IPv4 peer also matches its
  *                        IPv4-mapped IPv6 form.
@@ -42,7 +43,12 @@ int mt_cidrs_parse(const char *s, struct mt_cidrs *out, char *err,
 /* Is SA (a peer's address) in one of L's blocks? */
 bool mt_cidrs_match(const struct mt_cidrs *l, const struct sockaddr *sa);
 
-/* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of SA into BUF. */
+/* Is SA's address a loopback one (127/8, ::1)?  The wildcard (0.0.0.0,
+ * ::)? */
+bool mt_addr_is_loopback(const struct sockaddr *sa);
+bool mt_addr_is_any(const struct sockaddr *sa);
+
+/* "ADDR:PORT" ("[ADDR]:PORT" for IPv6, "unix:PATH") of SA into BUF. */
 void mt_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 
 #endif

@@ -100,7 +100,13 @@ int mt_objects_of_pid(pid_t pid, struct mt_objects *objs)
 
 		if (!m->exec || !m->path || strstr(m->path, " (deleted)"))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+		/* The mapped file itself (maps names it as seen from our
+		 * root: a chroot's file by its full path, a container's by
+		 * its path inside), else through the process's root. */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", (int)pid,
+			 (unsigned long)m->start, (unsigned long)m->end);
+		if (access(path, F_OK))
+			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
 		ret = add(objs, path, m->path);
 	}
 	mt_maps_free(&maps);

@@ -26,7 +26,8 @@ enum {
 	OPT_COUNT, OPT_KEEP, OPT_DELTA, OPT_AT, OPT_RECORD,
 	OPT_TIMELINE, OPT_TIMELINE_INTERVAL, OPT_TIMELINE_MAX_SIZE,
 	OPT_TIMELINE_SVG,
-	OPT_HTTP, OPT_HTTP_ALLOW, OPT_SNAPSHOT_INTERVAL,
+	OPT_HTTP, OPT_HTTP_ALLOW, OPT_HTTP_TOKEN_FILE, OPT_HTTP_HOST,
+	OPT_SNAPSHOT_INTERVAL,
 	/* pprof's views (view.h), --list and --json */
 	OPT_VIEW, OPT_VIEW_LAST = OPT_VIEW + MT_VIEW__COUNT - 1,
 	OPT_LIST, OPT_JSON,
@@ -80,6 +81,8 @@ static const struct option long_opts[] = {
 	{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-allow", required_argument, NULL, OPT_HTTP_ALLOW },
+	{ "http-token-file", required_argument, NULL, OPT_HTTP_TOKEN_FILE },
+	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
 	{ "snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL },
 	{ "focus", required_argument, NULL, OPT_VIEW + MT_VIEW_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_VIEW + MT_VIEW_IGNORE },
@@ -214,9 +217,20 @@ static void usage(FILE *f)
 "                         ?debug=1, ?pid=, ?comm=), /metrics (Prometheus),\n"
 "                         / (a page: timeline, flame graph, snapshots and\n"
 "                         their diffs).  ADDR defaults to 127.0.0.1; PORT 0\n"
-"                         picks a free one (memtrace says which)\n"
+"                         picks a free one (memtrace says which).  On TCP,\n"
+"                         every local user (and, off loopback, every host\n"
+"                         that reaches it) can read the profiles: paths,\n"
+"                         functions, build ids and load addresses\n"
+"      --http unix:PATH   serve on a unix socket instead, mode 0600: its\n"
+"                         permissions decide who reads\n"
+"      --http-token-file FILE  answer only requests with the token in FILE\n"
+"                         (mode 0600): Authorization: Bearer TOKEN, or\n"
+"                         Basic with TOKEN as the password (browsers)\n"
 "      --http-allow CIDR[,CIDR...]  answer only these peers (default: any\n"
 "                         that can connect)\n"
+"      --http-host NAME[,NAME...]  host names the server answers to besides\n"
+"                         its address and localhost (others: 421, against\n"
+"                         DNS rebinding)\n"
 "      --snapshot-interval SECS  the page keeps a snapshot every SECS\n"
 "                         (default 60; 0: only on SIGUSR1 or its button),\n"
 "                         the last 32\n"
@@ -442,6 +456,17 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		o->http_allow = arg;
 		return 0;
 	}
+	case OPT_HTTP_TOKEN_FILE:
+		o->http_token_file = arg;
+		return 0;
+	case OPT_HTTP_HOST:
+		if (!*arg || strspn(arg, "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.,") !=
+				     strlen(arg))
+			return bad("--http-host", arg,
+				   "expected host names separated by commas, e.g. myhost,myhost.example.com");
+		o->http_hosts = arg;
+		return 0;
 	case OPT_SNAPSHOT_INTERVAL:
 		if (parse_seconds(arg, true, &o->snapshot_interval) ||
 		    (o->snapshot_interval > 0 && o->snapshot_interval < 0.1))
@@ -752,7 +777,7 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 			fprintf(stderr, "memtrace: -i, --count, --delta and --record are for tracing, not for report\n");
 			return -1;
 		}
-		if (o->http || o->http_allow) {
+		if (o->http || o->http_allow || o->http_token_file || o->http_hosts) {
 			fprintf(stderr, "memtrace: --http is for tracing, not for report\n");
 			return -1;
 		}
@@ -773,8 +798,14 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 		fprintf(stderr, "memtrace: --count needs -i (it counts interval reports)\n");
 		return -1;
 	}
-	if (o->http_allow && !o->http) {
-		fprintf(stderr, "memtrace: --http-allow needs --http\n");
+	if ((o->http_allow || o->http_token_file || o->http_hosts) && !o->http) {
+		fprintf(stderr, "memtrace: %s needs --http\n",
+			o->http_allow ? "--http-allow" : o->http_token_file
+			? "--http-token-file" : "--http-host");
+		return -1;
+	}
+	if (o->http_allow && !strncmp(o->http, "unix:", 5)) {
+		fprintf(stderr, "memtrace: --http-allow is for TCP; a unix socket's permissions decide who connects\n");
 		return -1;
 	}
 	if (o->snapshot_interval != DEFAULT_SNAPSHOT_INTERVAL && !o->http) {

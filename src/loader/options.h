@@ -60,6 +60,8 @@ struct mt_options {
 	const char *timeline_svg;  /* --timeline-svg FILE */
 	const char *http;          /* --http [ADDR:]PORT: serve profiles */
 	const char *http_allow;    /* --http-allow CIDR,...: only these peers */
+	const char *http_token_file; /* --http-token-file: a bearer token */
+	const char *http_hosts;    /* --http-host NAME,...: Host values allowed */
 	double snapshot_interval;  /* --snapshot-interval: the page's snapshots */
 	struct mt_view_spec view;  /* --focus, --ignore, ... (view.h) */
 	const char *list;          /* --list REGEX: annotated source */

@@ -7,6 +7,7 @@
 #ifndef MEMTRACE_PLAN_H
 #define MEMTRACE_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,6 +22,14 @@ struct mt_plan {
 	size_t n, nret;
 	uint64_t offs[MT_PLAN_MAX], cookies[MT_PLAN_MAX];
 	uint64_t ret_offs[MT_PLAN_MAX];
+	/* Per function: its first byte (offs[i] is where it is probed), a
+	 * name of it (static), its integer arguments (the most of its
+	 * aliases'), and whether the kernel single-steps the instruction
+	 * probed (else it emulates it: one trap, not two). */
+	uint64_t entry_offs[MT_PLAN_MAX];
+	const char *names[MT_PLAN_MAX];
+	int nargs[MT_PLAN_MAX];
+	bool stepped[MT_PLAN_MAX];
 };
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,11 +138,25 @@ static size_t alloc_funcs(const struct mt_plan *pl)
  * realloc calls malloc and free, its memalign family malloc.)
  */
 static void plan_add(struct mt_plan *pl, uint64_t off, enum mt_call_kind kind,
-		     bool leaf)
+		     bool leaf, const char *name)
 {
-	for (size_t i = 0; i < pl->n; i++)
-		if (pl->offs[i] == off)
-			return; /* an alias of a function already planned */
+	int nargs = mt_prologue_nargs(name);
+
+	if (nargs < 0)
+		nargs = 6; /* not known: every argument register */
+	for (size_t i = 0; i < pl->n; i++) {
+		if (pl->offs[i] != off)
+			continue;
+		/* An alias of a function already planned: what it is
+		 * called with as this name counts too. */
+		if (nargs > pl->nargs[i])
+			pl->nargs[i] = nargs;
+		return;
+	}
+	pl->entry_offs[pl->n] = off;
+	pl->names[pl->n] = name;
+	pl->nargs[pl->n] = nargs;
+	pl->stepped[pl->n] = false;
 	pl->offs[pl->n] = off;
 	pl->cookies[pl->n++] = kind | (leaf && (kind == MT_CALL_MALLOC ||
 						kind == MT_CALL_CALLOC)
@@ -170,7 +185,7 @@ static int plan_defs(struct mt_plan *pl, const struct probe_def *defs, size_t n,
 		return ret;
 	for (size_t i = 0; i < n; i++)
 		if (found[i])
-			plan_add(pl, offs[i], defs[i].kind, leaf);
+			plan_add(pl, offs[i], defs[i].kind, leaf, defs[i].func);
 	return 0;
 }
 
@@ -279,14 +294,17 @@ static void plan_place(struct mt_plan *pl)
 
 	for (size_t i = 0; i < pl->n; i++)
 		kinds[i] = (int)kind_of(pl->cookies[i]);
-	if (!pl->n || mt_prologue_entry_offsets(pl->path, pl->n, pl->offs, kinds, at))
-		return; /* unreadable: probes stay at the entries */
-	pl->nret = 0;
-	for (size_t i = 0; i < pl->n; i++) {
-		pl->offs[i] = at[i];
-		if (has_return(pl->cookies[i]))
-			pl->ret_offs[pl->nret++] = at[i];
-	}
+	if (pl->n && !mt_prologue_entry_offsets(pl->path, pl->n, pl->offs, kinds,
+						 pl->nargs, at)) {
+		pl->nret = 0;
+		for (size_t i = 0; i < pl->n; i++) {
+			pl->offs[i] = at[i];
+			if (has_return(pl->cookies[i]))
+				pl->ret_offs[pl->nret++] = at[i];
+		}
+	} /* else unreadable: probes stay at the entries */
+	for (size_t i = 0; i < pl->n; i++)
+		pl->stepped[i] = !mt_prologue_emulated(pl->path, pl->offs[i]);
 }
 
 /*
@@ -841,4 +859,43 @@ void mt_probes_detach(struct mt_probes *p)
 	free(p->plans);
 	free(p->links);
 	memset(p, 0, sizeof(*p));
+}
+
+/* Whether PL's Ith function is an allocator's (not ld.so's hook). */
+static bool is_alloc_func(const struct mt_plan *pl, size_t i)
+{
+	return kind_of(pl->cookies[i]) != MT_CALL_DL_STATE;
+}
+
+size_t mt_probes_stepped(const struct mt_probes *p, size_t *total)
+{
+	size_t n = 0, all = 0;
+
+	for (size_t k = 0; k < p->nplans; k++) {
+		const struct mt_plan *pl = &p->plans[k];
+
+		for (size_t i = 0; i < pl->n; i++) {
+			if (!is_alloc_func(pl, i))
+				continue;
+			all++;
+			n += pl->stepped[i];
+		}
+	}
+	if (total)
+		*total = all;
+	return n;
+}
+
+void mt_probes_describe(const struct mt_probes *p, FILE *out)
+{
+	for (size_t k = 0; k < p->nplans; k++) {
+		const struct mt_plan *pl = &p->plans[k];
+
+		for (size_t i = 0; i < pl->n; i++)
+			fprintf(out, "memtrace: probe %s in %s: +%" PRIu64 " (file offset 0x%" PRIx64 "), %s\n",
+				pl->names[i] ? pl->names[i] : "?", pl->path,
+				pl->offs[i] - pl->entry_offs[i], pl->offs[i],
+				pl->stepped[i] ? "single-stepped (two traps a call)"
+					       : "emulated by the kernel");
+	}
 }

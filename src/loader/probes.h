@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "allocator.h"
@@ -108,6 +109,17 @@ int mt_probes_attach_like(struct mt_probes *p, struct memleak_bpf *skel,
 void mt_probes_move(struct mt_probes *to, struct mt_probes *from);
 
 void mt_probes_detach(struct mt_probes *p);
+
+/*
+ * How many of the allocator functions P probes (in all its files) have the
+ * probe on an instruction the kernel single-steps (two traps a call
+ * instead of one); *TOTAL (if not NULL): how many functions in all.
+ */
+size_t mt_probes_stepped(const struct mt_probes *p, size_t *total);
+
+/* -v: one line per probe: its function, file, offset from the function's
+ * entry, and whether the kernel emulates or single-steps it. */
+void mt_probes_describe(const struct mt_probes *p, FILE *out);
 
 /* The attach types BPF programs are loaded with for MT_LINK_MULTI and
  * MT_LINK_SESSION (libbpf 1.1 knows neither). */

@@ -16,12 +16,20 @@
  * Safety argument.  The probe is moved from the entry E to a point P only
  * when all of these hold:
  *  1. Every instruction in [E, P) is straight-line code that writes no
- *     memory and no register but the flags and the scratch registers rax,
- *     r10 and r11 (never an argument register, rsp or rbp): so at P the
+ *     memory, and no register but the flags and registers that are
+ *     neither rsp, rbp nor one of the function's arguments (which
+ *     registers those are comes from its name: malloc rdi; calloc rdi and
+ *     rsi; _ZdlPvm rdi and rsi; unknown: all six).  So at P the
  *     arguments, the stack pointer, the return address at [rsp] and the
- *     frame pointer chain the stack walk follows are what they were at E.
- *     The probe fires before the instruction at P executes, so P itself
- *     may be a push.
+ *     frame pointer are what they were at E: all the entry program reads
+ *     (the stack is walked at the return).  Loads are fine (%rip- and
+ *     %fs-relative too): one that faults faults untraced as well.  The
+ *     instructions accepted are a list (mov, movzx/movsx, lea, the ALU
+ *     operations, shifts, cmov, setcc, imul, not, neg, cmp, test, endbr64);
+ *     anything else ends the scan, as does the first emulated instruction,
+ *     within MAX_INSNS instructions.  The probe fires before the
+ *     instruction at P executes, so P itself may be a push or a branch:
+ *     the first branch is where the scan stops at the latest.
  *  2. The only branch skipped is, for free-like kinds (FREE, DELETE), a
  *     `je`/`jz` that directly follows `test %rdi,%rdi` (rdi unchanged since
  *     E by rule 1) and whose target is a `ret` reached through NOPs only:
@@ -34,7 +42,11 @@
  *     through from E, so once per call (a loop back into (E, P] would make
  *     it fire twice).  The byte-wise search finds every rel8/rel32 jmp,
  *     jcc, loop/jrcxz and call, even ones at misaligned offsets (false hits
- *     only cost the optimisation).  Indirect jumps are not followed: a jump
+ *     only cost the optimisation), but for the bytes of [E, P) themselves:
+ *     decoded from E, none is a branch, and a misaligned reading of them
+ *     runs only after a jump into (E, P], looked for anyway (jemalloc's
+ *     free has an `and $imm,%rcx` whose e1 byte reads as `loope` back into
+ *     its own prologue).  Indirect jumps are not followed: a jump
  *     table case or computed goto landing on one of a function's first few
  *     instructions is assumed away.
  * When in doubt (unknown instruction, short file, non x86-64 ELF) the
@@ -53,7 +65,9 @@
 #include "memleak.h"
 
 /* How many instructions from the entry may be looked at or skipped. */
-#define MAX_INSNS 8
+#define MAX_INSNS 24
+/* How many NOPs may stand before the ret a NULL check jumps to. */
+#define MAX_NOPS 8
 /* Bytes read at the entry: the prologue and a NULL check's target. */
 #define CODE_WINDOW 4096
 /* Executable segments are searched for branches this many bytes at a time. */
@@ -62,10 +76,28 @@
 #define MAX_BRANCH 6
 #define SYM_BATCH 1024
 
-/* Registers by x86 number: rax 0, ..., r10 10, r11 11. */
-static bool is_scratch(unsigned reg)
+/* Registers by x86 number: rax 0, rcx 1, rdx 2, rbx 3, rsp 4, rbp 5,
+ * rsi 6, rdi 7, r8 8, ..., r15 15. */
+#define REG_RSP 4
+#define REG_RBP 5
+
+/* The integer argument registers of the SysV x86-64 ABI, in order. */
+static const unsigned arg_regs[6] = { 7, 6, 2, 1, 8, 9 };
+
+/*
+ * The registers no skipped instruction may write (a bit per register):
+ * rsp, rbp and the function's first NARGS argument registers (all six when
+ * NARGS is out of range: unknown).
+ */
+static unsigned kept_regs(int nargs)
 {
-	return reg == 0 || reg == 10 || reg == 11;
+	unsigned m = 1U << REG_RSP | 1U << REG_RBP;
+
+	if (nargs < 0 || nargs > 6)
+		nargs = 6;
+	for (int i = 0; i < nargs; i++)
+		m |= 1U << arg_regs[i];
+	return m;
 }
 
 static int32_t rel32(const uint8_t *p)
@@ -162,94 +194,201 @@ size_t mt_prologue_emulated_len(const uint8_t *code, size_t len)
 }
 
 /*
- * What a ModRM instruction form may write besides the flags, by opcode and
- * ModRM.reg: nothing (compares and tests), ModRM.reg, or ModRM.rm (accepted
- * in register form only).  *IMM gets the immediate's size.
+ * The instructions that may be skipped (rule 1), by what they write
+ * besides the flags: nothing (compares, tests), ModRM.reg, ModRM.rm (in
+ * register form only: a memory destination is refused), the register in
+ * the opcode's low bits (mov $imm), or rax or rdx implicitly (cltq, cqto).
  */
-enum form { F_NO, F_FLAGS, F_REG, F_RM };
+enum dst { D_FLAGS, D_REG, D_RM, D_OPREG, D_RAX, D_RDX };
 
-static enum form form_of(uint8_t op, unsigned reg3, size_t *imm)
+/* Immediates: none, 8 bits, 16/32 by operand size, or 16/32/64 (b8+r). */
+enum imm { I_0, I_8, I_Z, I_V };
+
+struct form {
+	enum dst dst;
+	enum imm imm;
+	bool modrm;   /* a ModRM byte follows the opcode */
+	bool byte;    /* the destination is an 8-bit register */
+	bool mem;     /* lea: the ModRM operand must be a memory one */
+};
+
+/*
+ * The form of one-byte opcode OP (REG3: its ModRM.reg, when it has one):
+ * false for anything not known to be harmless (stores aside, which the
+ * caller refuses by their ModRM): push, pop, call, ret, xchg, string
+ * operations, mul and div (implicit rdx:rax, and div traps), ...
+ */
+static bool form1(uint8_t op, unsigned reg3, struct form *f)
 {
-	*imm = 0;
-	switch (op) {
-	case 0x38: case 0x39: case 0x3a: case 0x3b: /* cmp */
-	case 0x84: case 0x85:                       /* test */
-		return F_FLAGS;
-	case 0x03: case 0x0b: case 0x23: case 0x2b: case 0x33: /* alu r, r/m */
-	case 0x8b: case 0x8d:                       /* mov r, r/m; lea */
-		return F_REG;
-	case 0x01: case 0x09: case 0x21: case 0x29: case 0x31: /* alu r/m, r */
-	case 0x89:                                  /* mov r/m, r */
-		return F_RM;
-	case 0x80: /* group 1, imm8, 8-bit: only cmp */
-		*imm = 1;
-		return reg3 == 7 ? F_FLAGS : F_NO;
-	case 0x83: /* group 1, imm8: cmp, or an operation on r/m */
-	case 0x81: /* group 1, imm32 */
-		*imm = op == 0x83 ? 1 : 4;
-		return reg3 == 7 ? F_FLAGS : F_RM;
-	case 0xf6: /* test r/m8, imm8 */
-	case 0xf7: /* test r/m, imm32 */
-		*imm = op == 0xf6 ? 1 : 4;
-		return reg3 == 0 ? F_FLAGS : F_NO;
-	default:
-		return F_NO;
+	*f = (struct form){ .modrm = true, .byte = !(op & 1) };
+	if (op < 0x40 && (op & 7) <= 5) {
+		/* add, or, adc, sbb, and, sub, xor, cmp: 8 forms each */
+		bool cmp = op >> 3 == 7;
+
+		switch (op & 7) {
+		case 0: case 1: f->dst = cmp ? D_FLAGS : D_RM; break;
+		case 2: case 3: f->dst = cmp ? D_FLAGS : D_REG; break;
+		default: /* al/eax, imm */
+			f->dst = cmp ? D_FLAGS : D_RAX;
+			f->imm = (op & 7) == 4 ? I_8 : I_Z;
+			f->modrm = false;
+			break;
+		}
+		return true;
 	}
+	f->byte = false;
+	switch (op) {
+	case 0x63: f->dst = D_REG; return true;               /* movslq */
+	case 0x69: f->dst = D_REG; f->imm = I_Z; return true; /* imul $z */
+	case 0x6b: f->dst = D_REG; f->imm = I_8; return true; /* imul $8 */
+	case 0x80: case 0x81: case 0x83: /* group 1: alu $imm; /7 is cmp */
+		f->dst = reg3 == 7 ? D_FLAGS : D_RM;
+		f->imm = op == 0x81 ? I_Z : I_8;
+		f->byte = op == 0x80;
+		return true;
+	case 0x84: case 0x85: f->dst = D_FLAGS; return true;  /* test */
+	case 0x88: case 0x89: f->dst = D_RM; f->byte = op == 0x88; return true;
+	case 0x8a: case 0x8b: f->dst = D_REG; f->byte = op == 0x8a; return true;
+	case 0x8d: f->dst = D_REG; f->mem = true; return true; /* lea */
+	case 0x98: f->dst = D_RAX; f->modrm = false; return true; /* cltq */
+	case 0x99: f->dst = D_RDX; f->modrm = false; return true; /* cqto */
+	case 0xc0: case 0xc1: /* group 2 (shifts, rotates), $imm8 */
+		f->dst = D_RM; f->imm = I_8; f->byte = op == 0xc0;
+		return true;
+	case 0xd0: case 0xd1: case 0xd2: case 0xd3: /* group 2, by 1 or %cl */
+		f->dst = D_RM; f->byte = !(op & 1);
+		return true;
+	case 0xc6: case 0xc7: /* mov $imm, r/m (/0 only) */
+		f->dst = D_RM; f->imm = op == 0xc6 ? I_8 : I_Z;
+		f->byte = op == 0xc6;
+		return reg3 == 0;
+	case 0xf6: case 0xf7: /* group 3: test $imm, not, neg */
+		f->byte = op == 0xf6;
+		if (reg3 <= 1) {
+			f->dst = D_FLAGS;
+			f->imm = op == 0xf6 ? I_8 : I_Z;
+			return true;
+		}
+		f->dst = D_RM;
+		return reg3 == 2 || reg3 == 3;
+	default:
+		break;
+	}
+	if (op >= 0xb0 && op <= 0xbf) { /* mov $imm, %reg */
+		f->dst = D_OPREG;
+		f->modrm = false;
+		f->byte = op < 0xb8;
+		f->imm = op < 0xb8 ? I_8 : I_V;
+		return true;
+	}
+	return false;
 }
 
-/* mov $imm, %reg (b8+r): a skippable length when the register is scratch. */
-static size_t mov_imm_len(uint8_t rex, uint8_t op, size_t at, size_t len)
+/* The form of two-byte opcode 0f OP: cmovcc, setcc, imul, movz/movs. */
+static bool form2(uint8_t op, struct form *f)
 {
-	unsigned reg = (op & 7U) | (rex & 1U) << 3;
-	size_t n = at + ((rex & 8U) ? 8 : 4);
+	*f = (struct form){ .modrm = true, .dst = D_REG };
+	if ((op & 0xf0) == 0x40 || op == 0xaf || op == 0xb6 || op == 0xb7 ||
+	    op == 0xbe || op == 0xbf)
+		return true;
+	if ((op & 0xf0) == 0x90) { /* setcc r/m8 */
+		f->dst = D_RM;
+		f->byte = true;
+		return true;
+	}
+	return false;
+}
 
-	return is_scratch(reg) && n <= len ? n : 0;
+/* The register FORM writes, by x86 number; -1 for none, -2 for memory. */
+static int dest_reg(const struct form *f, uint8_t rex, uint8_t op,
+		    uint8_t modrm)
+{
+	int r;
+
+	switch (f->dst) {
+	case D_FLAGS: return -1;
+	case D_RAX: return 0;
+	case D_RDX: return 2;
+	case D_REG: r = (int)(((modrm >> 3) & 7U) | (rex & 4U) << 1); break;
+	case D_OPREG: r = (int)((op & 7U) | (rex & 1U) << 3); break;
+	default: /* D_RM */
+		if (modrm >> 6 != 3)
+			return -2;
+		r = (int)((modrm & 7U) | (rex & 1U) << 3);
+		break;
+	}
+	/* Without REX, 8-bit registers 4-7 are %ah, %ch, %dh, %bh. */
+	if (f->byte && !rex && r >= 4 && r < 8)
+		r -= 4;
+	return r;
 }
 
 /*
- * Length of an instruction that may be skipped (rule 1 above): endbr64, a
- * compare or test, or a mov/lea/ALU operation whose only register result is
- * rax, r10 or r11; an fs/gs segment prefix and a REX prefix are accepted.
- * 0 for anything else, including anything with an operand-size prefix.
+ * Length of an instruction that may be skipped (rule 1), 0 for any other:
+ * endbr64, or one of the forms above, with an %fs/%gs prefix (loads), an
+ * operand-size prefix (one-byte opcodes only) and a REX prefix accepted,
+ * writing no memory and no register of KEPT (a bit per register).
  */
-static size_t skippable_len(const uint8_t *c, size_t len)
+static size_t skippable_len(const uint8_t *c, size_t len, unsigned kept)
 {
-	size_t i = 0, m, imm;
-	uint8_t rex = 0, op;
-	unsigned reg, rm;
-	enum form f;
+	size_t i = 0, m = 0, imm = 0;
+	bool seg = false, opsize = false;
+	uint8_t rex = 0, op, modrm = 0;
+	struct form f;
+	bool ok;
+	int r;
 
 	if (len >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e &&
 	    c[3] == 0xfa)
 		return 4; /* endbr64 */
-	if (i < len && (c[i] == 0x64 || c[i] == 0x65))
-		i++;
+	for (; i < len && i < 2; i++) {
+		if ((c[i] == 0x64 || c[i] == 0x65) && !seg)
+			seg = true;
+		else if (c[i] == 0x66 && !opsize)
+			opsize = true;
+		else
+			break;
+	}
 	if (i < len && (c[i] & 0xf0) == 0x40)
 		rex = c[i++];
 	if (i >= len)
 		return 0;
 	op = c[i++];
-	if (op >= 0xb8 && op <= 0xbf)
-		return mov_imm_len(rex, op, i, len);
-	m = modrm_len(c + i, len - i);
-	if (!m)
+	if (op == 0x0f) {
+		if (i >= len || opsize)
+			return 0;
+		ok = form2(c[i++], &f);
+	} else {
+		ok = form1(op, i < len ? (c[i] >> 3) & 7U : 0, &f);
+	}
+	if (!ok)
 		return 0;
-	reg = ((c[i] >> 3) & 7U) | (rex & 4U) << 1;
-	rm = (c[i] & 7U) | (rex & 1U) << 3;
-	f = form_of(op, (c[i] >> 3) & 7U, &imm);
-	if (f == F_NO || i + m + imm > len)
+	if (f.modrm) {
+		m = modrm_len(c + i, len - i);
+		if (!m)
+			return 0;
+		modrm = c[i];
+		if (f.mem && modrm >> 6 == 3)
+			return 0;
+	}
+	switch (f.imm) {
+	case I_0: imm = 0; break;
+	case I_8: imm = 1; break;
+	case I_Z: imm = opsize ? 2 : 4; break;
+	default: imm = (rex & 8U) ? 8 : opsize ? 2 : 4; break;
+	}
+	if (i + m + imm > len)
 		return 0;
-	if (f == F_REG && (!is_scratch(reg) || (op == 0x8d && c[i] >> 6 == 3)))
+	r = dest_reg(&f, rex, op, modrm);
+	if (r == -2 || (r >= 0 && (kept >> r) & 1U))
 		return 0;
-	if (f == F_RM && (c[i] >> 6 != 3 || !is_scratch(rm)))
-		return 0; /* a memory destination, or not a scratch register */
 	return i + m + imm;
 }
 
 /* The path at CODE[AT]: a ret (or rep ret) after NOPs only. */
 static bool returns_at_once(const uint8_t *code, size_t len, size_t at)
 {
-	for (int k = 0; k < MAX_INSNS && at < len; k++) {
+	for (int k = 0; k < MAX_NOPS && at < len; k++) {
 		size_t n;
 
 		if (code[at] == 0xc3)
@@ -293,7 +432,7 @@ static bool null_check_at(const uint8_t *code, size_t len, size_t prev,
  * should nothing emulated follow it).
  */
 static bool scan(const uint8_t *code, size_t len, bool null_skip,
-		 size_t *advance)
+		 unsigned kept, size_t *advance)
 {
 	size_t pos = 0, prev = SIZE_MAX, je_at = SIZE_MAX;
 
@@ -307,7 +446,7 @@ static bool scan(const uint8_t *code, size_t len, bool null_skip,
 			*advance = pos;
 			return true;
 		} else {
-			n = skippable_len(code + pos, len - pos);
+			n = skippable_len(code + pos, len - pos, kept);
 			if (!n)
 				break;
 		}
@@ -323,10 +462,10 @@ static bool free_like(int kind)
 	return kind == MT_CALL_FREE || kind == MT_CALL_DELETE;
 }
 
-bool mt_prologue_scan(const uint8_t *code, size_t len, int kind,
+bool mt_prologue_scan(const uint8_t *code, size_t len, int kind, int nargs,
 		      size_t *advance)
 {
-	return scan(code, len, free_like(kind), advance);
+	return scan(code, len, free_like(kind), kept_regs(nargs), advance);
 }
 
 /* pread until N bytes or end of file: bytes read, or -errno. */
@@ -392,12 +531,20 @@ struct ranges {
 	uint64_t min, max; /* bounds of all the ranges, for a quick "no" */
 };
 
-static void mark(struct ranges *rs, uint64_t t)
+/*
+ * A branch (or symbol: FROM 0) at FROM to T.  A branch whose first byte
+ * lies in a range's own skipped bytes [LO, HI) does not count for that
+ * range: those bytes are instructions decoded from LO on, none a branch,
+ * so such a "branch" is a misaligned reading of them, which runs only if
+ * something jumps into (LO, HI], which is looked for anyway.
+ */
+static void mark(struct ranges *rs, uint64_t from, uint64_t t)
 {
 	if (t <= rs->min || t > rs->max)
 		return;
 	for (size_t k = 0; k < rs->n; k++)
-		if (t > rs->r[k].lo && t <= rs->r[k].hi)
+		if (t > rs->r[k].lo && t <= rs->r[k].hi &&
+		    (from < rs->r[k].lo || from >= rs->r[k].hi))
 			rs->r[k].hit = true;
 }
 
@@ -409,11 +556,11 @@ static void mark_branch_at(struct ranges *rs, const uint8_t *b, size_t n,
 
 	if ((op == 0xeb || (op >= 0x70 && op <= 0x7f) ||
 	     (op >= 0xe0 && op <= 0xe3)) && i + 2 <= n)
-		mark(rs, va + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1]);
+		mark(rs, va, va + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1]);
 	if ((op == 0xe8 || op == 0xe9) && i + 5 <= n)
-		mark(rs, va + 5 + (uint64_t)(int64_t)rel32(b + i + 1));
+		mark(rs, va, va + 5 + (uint64_t)(int64_t)rel32(b + i + 1));
 	if (op == 0x0f && i + 6 <= n && (b[i + 1] & 0xf0) == 0x80)
-		mark(rs, va + 6 + (uint64_t)(int64_t)rel32(b + i + 2));
+		mark(rs, va, va + 6 + (uint64_t)(int64_t)rel32(b + i + 2));
 }
 
 /* Every byte offset of segment PH, read in chunks; false on read errors. */
@@ -466,7 +613,7 @@ static bool mark_table(int fd, const Elf64_Shdr *sh, struct ranges *rs,
 
 			if (syms[i].st_shndx != SHN_UNDEF && type != STT_SECTION &&
 			    type != STT_FILE && type != STT_TLS)
-				mark(rs, syms[i].st_value);
+				mark(rs, 0, syms[i].st_value);
 		}
 	}
 	return true;
@@ -521,17 +668,18 @@ struct choice {
 };
 
 /* Rules 1 and 2, on the bytes at the function's entry. */
-static void candidates(const uint8_t *code, size_t len, int kind,
+static void candidates(const uint8_t *code, size_t len, int kind, int nargs,
 		       struct choice *c)
 {
+	unsigned kept = kept_regs(nargs);
 	size_t a;
 
 	c->n = 0;
-	if (scan(code, len, free_like(kind), &a) && a > 0)
+	if (scan(code, len, free_like(kind), kept, &a) && a > 0)
 		c->adv[c->n++] = a;
 	/* Without the NULL check skipped: its je, if the push fails rule 3. */
-	if (c->n && free_like(kind) && scan(code, len, false, &a) && a > 0 &&
-	    a != c->adv[0])
+	if (c->n && free_like(kind) && scan(code, len, false, kept, &a) &&
+	    a > 0 && a != c->adv[0])
 		c->adv[c->n++] = a;
 }
 
@@ -580,7 +728,7 @@ static size_t pick(const struct choice *c, const struct ranges *rs)
 
 /* Rules 1 and 2 for the N functions: -errno if the file cannot be read. */
 static int scan_all(int fd, size_t n, const uint64_t *func_offs,
-		    const int *kinds, struct choice *ch)
+		    const int *kinds, const int *nargs, struct choice *ch)
 {
 	uint8_t code[CODE_WINDOW];
 
@@ -589,7 +737,8 @@ static int scan_all(int fd, size_t n, const uint64_t *func_offs,
 
 		if (got < 0)
 			return (int)got;
-		candidates(code, (size_t)got, kinds[i], &ch[i]);
+		candidates(code, (size_t)got, kinds[i], nargs ? nargs[i] : -1,
+			   &ch[i]);
 		/* Not placed (yet): pick() passes over it. */
 		ch[i].range[0] = ch[i].range[1] = SIZE_MAX;
 	}
@@ -598,7 +747,7 @@ static int scan_all(int fd, size_t n, const uint64_t *func_offs,
 
 int mt_prologue_entry_offsets(const char *path, size_t n,
 			      const uint64_t *func_offs, const int *kinds,
-			      uint64_t *probe_offs)
+			      const int *nargs, uint64_t *probe_offs)
 {
 	struct ranges rs = { .r = NULL };
 	struct choice *ch;
@@ -611,7 +760,8 @@ int mt_prologue_entry_offsets(const char *path, size_t n,
 		return -errno;
 	ch = calloc(n ? n : 1, sizeof(*ch));
 	rs.r = calloc(2 * (n ? n : 1), sizeof(*rs.r));
-	ret = ch && rs.r ? scan_all(fd, n, func_offs, kinds, ch) : -ENOMEM;
+	ret = ch && rs.r ? scan_all(fd, n, func_offs, kinds, nargs, ch)
+			 : -ENOMEM;
 	if (ret == 0) {
 		check_ranges(fd, ch, n, func_offs, &rs);
 		for (size_t i = 0; i < n; i++)
@@ -624,9 +774,10 @@ int mt_prologue_entry_offsets(const char *path, size_t n,
 }
 
 int mt_prologue_entry_offset(const char *path, uint64_t func_off, int kind,
-			     uint64_t *probe_off)
+			     int nargs, uint64_t *probe_off)
 {
-	return mt_prologue_entry_offsets(path, 1, &func_off, &kind, probe_off);
+	return mt_prologue_entry_offsets(path, 1, &func_off, &kind, &nargs,
+					 probe_off);
 }
 
 bool mt_prologue_emulated(const char *path, uint64_t off)
@@ -640,4 +791,68 @@ bool mt_prologue_emulated(const char *path, uint64_t off)
 	got = read_at(fd, code, sizeof(code), off);
 	close(fd);
 	return got > 0 && mt_prologue_emulated_len(code, (size_t)got) > 0;
+}
+
+/* The C functions memtrace probes, by how many integer arguments they take. */
+static const struct {
+	const char *name;
+	int nargs;
+} c_nargs[] = {
+	{ "malloc", 1 }, { "free", 1 }, { "calloc", 2 }, { "realloc", 2 },
+	{ "reallocarray", 3 }, { "posix_memalign", 3 },
+	{ "aligned_alloc", 2 }, { "memalign", 2 }, { "valloc", 1 },
+	{ "pvalloc", 1 },
+	/* jemalloc */
+	{ "mallocx", 2 }, { "rallocx", 3 }, { "xallocx", 4 },
+	{ "dallocx", 2 }, { "sdallocx", 3 },
+	/* tcmalloc */
+	{ "tc_malloc", 1 }, { "tc_malloc_skip_new_handler", 1 },
+	{ "tc_free", 1 }, { "tc_free_sized", 2 }, { "tc_cfree", 1 },
+	{ "tc_calloc", 2 }, { "tc_realloc", 2 }, { "tc_memalign", 2 },
+	{ "tc_posix_memalign", 3 }, { "tc_valloc", 1 }, { "tc_pvalloc", 1 },
+	/* libc's mappings (mremap is variadic: all six) */
+	{ "mmap", 6 }, { "mmap64", 6 }, { "munmap", 2 }, { "mremap", 6 },
+	{ "_dl_debug_state", 0 },
+};
+
+/*
+ * The parameters of a C++ operator new or delete from its mangled name:
+ * _Z, the operator (nw, na, dl, da), then its parameter types, each one
+ * integer register: m (size_t), Pv (void *), St11align_val_t,
+ * RKSt9nothrow_t.  -1 for anything else.
+ */
+static int cxx_nargs(const char *name)
+{
+	static const char *const types[] = { "m", "Pv", "St11align_val_t",
+					     "RKSt9nothrow_t" };
+	const char *p = name + 4;
+	int n = 0;
+
+	if (strncmp(name, "_Zn", 3) != 0 && strncmp(name, "_Zd", 3) != 0)
+		return -1;
+	if (strncmp(name + 2, "nw", 2) != 0 && strncmp(name + 2, "na", 2) != 0 &&
+	    strncmp(name + 2, "dl", 2) != 0 && strncmp(name + 2, "da", 2) != 0)
+		return -1;
+	while (*p) {
+		size_t k = 0, tl = 0;
+
+		for (; k < sizeof(types) / sizeof(types[0]); k++) {
+			tl = strlen(types[k]);
+			if (strncmp(p, types[k], tl) == 0)
+				break;
+		}
+		if (k == sizeof(types) / sizeof(types[0]) || n == 6)
+			return -1;
+		p += tl;
+		n++;
+	}
+	return n ? n : -1;
+}
+
+int mt_prologue_nargs(const char *name)
+{
+	for (size_t i = 0; i < sizeof(c_nargs) / sizeof(c_nargs[0]); i++)
+		if (strcmp(name, c_nargs[i].name) == 0)
+			return c_nargs[i].nargs;
+	return cxx_nargs(name);
 }

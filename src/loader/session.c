@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memleak.h"
 #include "modules.h"
 
 /* Mappings, new processes and the system-wide scan are looked at this
@@ -102,6 +103,13 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 	} else if (event) {
 		ptrace(PTRACE_CONT, pid, NULL, NULL); /* fork, vfork */
 	} else {
+		siginfo_t si;
+
+		/* ld.so's hook held it for us (follow.h): taken, not delivered. */
+		if (sig == MT_DL_HOLD_SIGNAL && s->on_dl_hold &&
+		    ptrace(PTRACE_GETSIGINFO, pid, NULL, &si) == 0 &&
+		    si.si_code == SI_KERNEL && s->on_dl_hold(s->ctx, pid))
+			sig = 0;
 		/* A signal for the child: deliver it unchanged. */
 		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
 	}

@@ -50,6 +50,10 @@ struct mt_session {
 	/* Called when the ptraced child has just exec'ed, before it runs
 	 * (its new image is mapped, its libraries not yet); may be NULL. */
 	void (*on_exec)(void *ctx, pid_t pid);
+	/* Called when PID stops with MT_DL_HOLD_SIGNAL sent by the kernel
+	 * (ld.so's hook, for a process held there: follow.h); true when the
+	 * signal was the hold's, and is not delivered.  May be NULL. */
+	bool (*on_dl_hold)(void *ctx, pid_t pid);
 	int wake_fd;             /* a new process allocated; -1: none */
 	/* SIGUSR1: a report now, and tracing goes on; may be NULL (then
 	 * the signal is ignored). */

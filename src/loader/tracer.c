@@ -168,6 +168,97 @@ static void one_new_files(void *arg)
 	mt_objects_free(&now);
 }
 
+/* The command's own allocator line, after an exec of its main process. */
+static void name_allocator(struct mt_tracer *tr, pid_t pid,
+			   const struct mt_objects *objs)
+{
+	struct mt_allocator a;
+
+	if (!tr->t || pid != tr->t->pid ||
+	    (mt_allocator_choose(objs, tr->o->allocator, tr->o->symbol_prefix, &a) &&
+	     mt_allocator_choose(objs, NULL, tr->o->symbol_prefix, &a)))
+		return;
+	snprintf(tr->main_alloc, sizeof(tr->main_alloc), "%s %s", a.kind,
+		 objs->v[a.index].shown);
+}
+
+/* Whether process PID's root is memtrace's (not in a chroot or container). */
+static bool same_root(pid_t pid)
+{
+	char link[64];
+	struct stat a, b;
+
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	return stat(link, &a) == 0 && stat("/", &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * The files of the image PID just exec'd, for its probes until ld.so has
+ * loaded it: those mapped (the executable and its interpreter, as the
+ * process sees them) and, in memtrace's own root, the libraries `ld.so
+ * --list` says it will load.  What ld.so really loads (an LD_PRELOAD of
+ * the process's, a chroot's libc) is seen at the hold (on_dl_hold).
+ */
+static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
+		       struct mt_objects *objs, bool *loading)
+{
+	struct mt_objects listed;
+	int ret = mt_objects_of_pid(pid, objs);
+
+	if (ret)
+		return ret;
+	*loading = mt_objects_loading(pid, objs);
+	if (!same_root(pid) || mt_libs_of_exe(&tr->libs, exe, &listed))
+		return 0;
+	for (size_t i = 0; i < listed.n && !ret; i++)
+		if (!mt_objects_has(objs, &listed.v[i]))
+			ret = mt_objects_add(objs, &listed.v[i]);
+	mt_objects_free(&listed);
+	if (ret)
+		mt_objects_free(objs);
+	return ret;
+}
+
+/*
+ * A process held at ld.so's hook (follow.h): at the first call ld.so has
+ * mapped nothing yet; at the next, every library it loads at start-up
+ * (LD_PRELOAD too) is there, and no code of the program has run.  Its
+ * probes are planned again for the files it really maps.
+ */
+static bool on_dl_hold(void *arg, pid_t pid)
+{
+	struct mt_tracer *tr = arg;
+	struct mt_objects objs;
+	double t0 = mt_loop_now();
+
+	if (!mt_follow_held(tr->skel, (uint32_t)pid))
+		return false;
+	if (mt_objects_of_pid(pid, &objs)) {
+		mt_follow_hold(tr->skel, (uint32_t)pid, false);
+		return true;
+	}
+	if (mt_objects_loading(pid, &objs) && !tr->held_once) {
+		tr->held_once = true;
+		mt_objects_free(&objs);
+		return true;
+	}
+	tr->held_once = false;
+	mt_follow_hold(tr->skel, (uint32_t)pid, false);
+	if (tr->kind == MT_TRACER_FAMILY &&
+	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs, true, false))
+		fprintf(stderr, "memtrace: cannot probe pid %d once ld.so loaded it: not traced\n",
+			(int)pid);
+	name_allocator(tr, pid, &objs);
+	mt_unwinder_add_objects(&tr->uw, &objs);
+	mt_unwinder_wait(&tr->uw);
+	if (tr->o->verbose)
+		fprintf(stderr, "memtrace: pid %d held at ld.so's hook %.1f ms: %zu files\n",
+			(int)pid, (mt_loop_now() - t0) * 1e3, objs.n);
+	mt_objects_free(&objs);
+	return true;
+}
+
 /*
  * The command (or, following, one of its descendants) exec'ed and stops
  * before its new image runs: that image's files get their tables now, as
@@ -183,6 +274,7 @@ static void on_exec(void *arg, pid_t pid)
 	struct stat st;
 	double t0 = mt_loop_now(), t1, t2;
 	unsigned long former;
+	bool loading = false;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -201,15 +293,21 @@ static void on_exec(void *arg, pid_t pid)
 	    first->dev == st.st_dev && first->ino == st.st_ino &&
 	    (tr->kind != MT_TRACER_FAMILY || former == (unsigned long)pid))
 		return;
-	if (mt_libs_of_exe(&tr->libs, exe, &objs))
+	if (image_files(tr, pid, exe, &objs, &loading))
 		return;
 	t1 = mt_loop_now();
 	/* Following, its probes are for its new image now. */
 	if (tr->kind == MT_TRACER_FAMILY &&
 	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
-			   former == (unsigned long)pid))
+			   former == (unsigned long)pid, loading))
 		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced\n",
 			(int)pid, exe);
+	/* Held at ld.so's hook until its libraries are mapped (on_dl_hold). */
+	if (tr->kind == MT_TRACER_FAMILY && loading) {
+		tr->held_once = false;
+		mt_follow_hold(tr->skel, (uint32_t)pid, true);
+	}
+	name_allocator(tr, pid, &objs);
 	t2 = mt_loop_now();
 	mt_unwinder_add_objects(&tr->uw, &objs);
 	mt_unwinder_wait(&tr->uw);
@@ -346,6 +444,7 @@ static int start_target(struct mt_tracer *tr)
 		tr->s.on_new_files = one_new_files;
 	}
 	tr->s.on_exec = on_exec;
+	tr->s.on_dl_hold = on_dl_hold;
 	tr->s.ctx = tr;
 	mt_collect_start(tr->skel); /* every probe is in place */
 	if (!t->is_child) {
@@ -407,12 +506,21 @@ void mt_tracer_run(struct mt_tracer *tr)
 	mt_session_run(&tr->s);
 }
 
+const struct mt_probes *mt_tracer_probes(struct mt_tracer *tr)
+{
+	const struct mt_probes *p = tr->t ? mt_family_probes(&tr->fam, (uint32_t)tr->t->pid)
+					  : NULL;
+
+	if (tr->stopped || tr->kind == MT_TRACER_SYSTEM)
+		return NULL;
+	return p ? p : &tr->probes;
+}
+
 /* Where new/delete are probed for the target (following, the command's
  * own probes, which follow its dlopens and execs). */
 static const char *probed_cxx(struct mt_tracer *tr)
 {
-	const struct mt_probes *p = tr->t ? mt_family_probes(&tr->fam, (uint32_t)tr->t->pid)
-					  : NULL;
+	const struct mt_probes *p = mt_tracer_probes(tr);
 
 	if (tr->stopped)
 		return tr->cxx;
@@ -430,6 +538,9 @@ void mt_tracer_stop(struct mt_tracer *tr)
 		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 			strerror(tr->s.error));
 	snprintf(tr->cxx, sizeof(tr->cxx), "%s", probed_cxx(tr));
+	if (mt_tracer_probes(tr))
+		tr->nstepped = mt_probes_stepped(mt_tracer_probes(tr),
+						 &tr->nprobed);
 	mt_family_detach(&tr->fam); /* and no more probes for them */
 	if (tr->kind != MT_TRACER_ONE) /* last mappings; harvest exits */
 		mt_system_scan(&tr->sys, tr->skel, &tr->probes);
@@ -515,9 +626,18 @@ static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 	else
 		snprintf(sum->target, sizeof(sum->target), "pid %d (%s)",
 			 (int)t->pid, tr->proc.comm);
-	snprintf(sum->allocator, sizeof(sum->allocator), "%s %s%s%s",
-		 t->alloc.kind, mt_target_alloc_name(t),
-		 cxx[0] ? "; C++ new/delete in " : "", cxx);
+	if (tr->main_alloc[0]) /* what its exec'd image uses */
+		snprintf(sum->allocator, sizeof(sum->allocator), "%s%s%s",
+			 tr->main_alloc, cxx[0] ? "; C++ new/delete in " : "", cxx);
+	else
+		snprintf(sum->allocator, sizeof(sum->allocator), "%s %s%s%s",
+			 t->alloc.kind, mt_target_alloc_name(t),
+			 cxx[0] ? "; C++ new/delete in " : "", cxx);
+	if (!tr->stopped && mt_tracer_probes(tr))
+		tr->nstepped = mt_probes_stepped(mt_tracer_probes(tr),
+						 &tr->nprobed);
+	sum->probes = (uint32_t)tr->nprobed;
+	sum->probes_stepped = (uint32_t)tr->nstepped;
 }
 
 /* Following, once the probes are gone: the command's own mappings, and

@@ -55,8 +55,12 @@ struct mt_tracer {
 	struct mt_timeline tl;       /* memory over time (--timeline-interval) */
 	struct mt_libs_cache libs;   /* the files of the executables exec'd */
 	char cxx[1024];              /* where new/delete were probed */
+	size_t nprobed, nstepped;    /* at the stop: functions probed for
+					the target, single-stepped probes */
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
+	char main_alloc[600];        /* the command's allocator after an exec */
+	bool held_once;              /* a process held at ld.so's first call */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 
@@ -88,5 +92,9 @@ void mt_tracer_procs(struct mt_tracer *tr, struct mt_process **procs,
 void mt_tracer_stop(struct mt_tracer *tr);
 
 void mt_tracer_free(struct mt_tracer *tr);
+
+/* The target's probes (following: the command's own), or NULL
+ * (system-wide, or after the stop). */
+const struct mt_probes *mt_tracer_probes(struct mt_tracer *tr);
 
 #endif

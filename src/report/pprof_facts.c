@@ -46,7 +46,8 @@ static bool optional(int i)
  * them, the size histogram's mark, then its classes, then the timeline and
  * each process's peak. */
 enum {
-	C_MARK, C_TARGET, C_ALLOCATOR, C_MMAP, C_DELTA, C_AT, C_COUNTERS,
+	C_MARK, C_TARGET, C_ALLOCATOR, C_PROBES, C_MMAP, C_DELTA, C_AT,
+	C_COUNTERS,
 	C_SIZES = C_COUNTERS + MT_CNT__COUNT,
 	C_SIZE_CLASSES,
 	C_TIMELINE = C_SIZE_CLASSES + MT_NCATEGORIES * MT_SIZE_CLASSES,
@@ -162,6 +163,15 @@ int mt_facts_string(const struct mt_summary *sum, size_t i, char **out)
 		return text(out, "target", sum->target, sizeof(sum->target));
 	case C_ALLOCATOR:
 		return text(out, "allocator", sum->allocator, sizeof(sum->allocator));
+	case C_PROBES: {
+		char probes[64];
+
+		if (!sum->probes)
+			return 0;
+		snprintf(probes, sizeof(probes), "%" PRIu32 " stepped %" PRIu32,
+			 sum->probes, sum->probes_stepped);
+		return text(out, "probes", probes, sizeof(probes));
+	}
 	case C_MMAP:
 		return sum->mmap_traced ? text(out, "mmap", "traced", SIZE_MAX) : 0;
 	case C_AT: {
@@ -403,6 +413,15 @@ void mt_facts_read(const char *const *strs, size_t n,
 	if (target)
 		snprintf(sum->target, sizeof(sum->target), "%s", target);
 	sum->mmap_traced = value_of(strs, n, "mmap") != NULL;
+	if (value_of(strs, n, "probes")) {
+		uint32_t all, stepped;
+
+		if (sscanf(value_of(strs, n, "probes"), "%" SCNu32 " stepped %" SCNu32,
+			   &all, &stepped) == 2 && stepped <= all) {
+			sum->probes = all;
+			sum->probes_stepped = stepped;
+		}
+	}
 	if (value_of(strs, n, "moment")) {
 		const char *m = value_of(strs, n, "moment");
 		char *end;

@@ -66,6 +66,10 @@ enum mt_fact {
 struct mt_summary {
 	char target[256];     /* e.g. "pid 1234 (server)" */
 	char allocator[4200]; /* what was probed, e.g. "glibc /usr/lib/.../libc.so.6" */
+	/* The allocator functions probed, and how many of those probes are on
+	 * an instruction the kernel single-steps (two traps a call); PROBES 0:
+	 * not known (the line is left out). */
+	uint32_t probes, probes_stepped;
 	double duration_s;    /* time traced */
 	uint64_t stop_ns;     /* CLOCK_MONOTONIC when tracing stopped (block ages) */
 	bool mmap_traced;     /* --mmap: anonymous mappings are samples too */

@@ -36,6 +36,10 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		fputs("allocator: not recorded\n", out);
 	else
 		fprintf(out, "allocator: %s\n", s->allocator);
+	if (s->probes)
+		fprintf(out, "probes: %" PRIu32 " functions, %" PRIu32
+			" single-stepped (a second trap each call)\n",
+			s->probes, s->probes_stepped);
 	if (s->missing & MT_FACT_DURATION)
 		fputs("duration: not recorded\n", out);
 	else

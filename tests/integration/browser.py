@@ -76,10 +76,11 @@ def _run(args, url, timeout):
     return out, err
 
 
-def dump_dom(path, query="", timeout=TIMEOUT, budget_ms=5000):
+def dump_dom(path, query="", timeout=TIMEOUT, budget_ms=5000, args=()):
     """(serialised DOM after the load event and BUDGET_MS of virtual time,
-    console log).  QUERY: a query string or a dict of parameters."""
-    return _run(["--virtual-time-budget=%d" % budget_ms, "--dump-dom"],
+    console log).  QUERY: a query string or a dict of parameters; ARGS:
+    more Chromium options (e.g. --host-resolver-rules=...)."""
+    return _run(["--virtual-time-budget=%d" % budget_ms, "--dump-dom"] + list(args),
                 file_url(path, query), timeout)
 
 

@@ -398,12 +398,13 @@ def _abuse():
         check(all(isinstance(k, int) and (k == 200 or 400 <= k < 500) for k in statuses),
               "answers other than 200 or 4xx: %s" % statuses)
         check_eq(bad, [], "malformed /metrics answers")
-        # A 1 MB URL, a body, an unknown method.
-        line = raw_request(s.url, b"GET /" + b"a" * (1 << 20) + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        # A 1 MB URL, a body, an unknown method (Host: the server's).
+        hh = s.url[len("http://"):].encode()
+        line = raw_request(s.url, b"GET /" + b"a" * (1 << 20) + b" HTTP/1.1\r\nHost: %s\r\n\r\n" % hh)
         check(line == "" or re.match(r"HTTP/1\.1 4\d\d ", line), "a 1 MB URL: %r" % line)
-        line = raw_request(s.url, b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        line = raw_request(s.url, b"POST /metrics HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\n\r\nhello" % hh)
         check(re.match(r"HTTP/1\.1 4\d\d ", line), "a body: %r" % line)
-        line = raw_request(s.url, b"DELETE / HTTP/1.1\r\nHost: x\r\n\r\n")
+        line = raw_request(s.url, b"DELETE / HTTP/1.1\r\nHost: %s\r\n\r\n" % hh)
         check(re.match(r"HTTP/1\.1 405 ", line), "DELETE: %r" % line)
         line = raw_request(s.url, b"\x00\x01garbage\r\n\r\n")
         check(line == "" or re.match(r"HTTP/1\.1 4\d\d ", line), "garbage: %r" % line)

@@ -21,6 +21,8 @@
 #include <unistd.h>
 #include <linux/types.h>
 
+#include <capstone/capstone.h>
+
 #include "memleak.h"
 #include "prologue.h"
 
@@ -32,11 +34,29 @@
 
 /* ---- byte strings: mt_prologue_scan() -------------------------------- */
 
-/* Scan CODE for KIND: the advance, or -1 when nothing was found. */
-static long scan(const uint8_t *code, size_t len, int kind)
+/* The arguments of the plainest function of KIND (malloc, free, ...). */
+static int kind_nargs(int kind)
+{
+	switch (kind) {
+	case MT_CALL_MALLOC: case MT_CALL_FREE: case MT_CALL_DELETE:
+	case MT_CALL_VALLOC: case MT_CALL_PVALLOC:
+		return 1;
+	case MT_CALL_CALLOC: case MT_CALL_REALLOC: case MT_CALL_ALIGNED_ALLOC:
+	case MT_CALL_MUNMAP:
+		return 2;
+	case MT_CALL_POSIX_MEMALIGN: case MT_CALL_REALLOCARRAY:
+		return 3;
+	default:
+		return 6;
+	}
+}
+
+/* Scan CODE for KIND with NARGS arguments: the advance, or -1 when nothing
+ * was found. */
+static long scan_n(const uint8_t *code, size_t len, int kind, int nargs)
 {
 	size_t adv = 12345;
-	bool found = mt_prologue_scan(code, len, kind, &adv);
+	bool found = mt_prologue_scan(code, len, kind, nargs, &adv);
 
 	if (!found) {
 		assert_int_equal(adv, 0);
@@ -45,9 +65,17 @@ static long scan(const uint8_t *code, size_t len, int kind)
 	return (long)adv;
 }
 
+static long scan(const uint8_t *code, size_t len, int kind)
+{
+	return scan_n(code, len, kind, kind_nargs(kind));
+}
+
 #define SCAN(kind, ...)                                                       \
 	scan((const uint8_t[]){ __VA_ARGS__ },                                \
 	     sizeof((const uint8_t[]){ __VA_ARGS__ }), (kind))
+#define SCAN_N(kind, nargs, ...)                                              \
+	scan_n((const uint8_t[]){ __VA_ARGS__ },                              \
+	       sizeof((const uint8_t[]){ __VA_ARGS__ }), (kind), (nargs))
 
 static void test_emulated_first_instruction_stays(void **state)
 {
@@ -63,18 +91,38 @@ static void test_argument_or_stack_write_stops(void **state)
 	(void)state;
 	/* mov %rsi,%rdi writes an argument: nothing may be skipped. */
 	assert_int_equal(SCAN(MT_CALL_FREE, 0x48, 0x89, 0xf7, 0x55), -1);
-	/* mov %rdi,%r8: r8 is an argument register too. */
-	assert_int_equal(SCAN(MT_CALL_FREE, 0x49, 0x89, 0xf8, 0x55), -1);
-	/* mov %rdi,%rbx: not an argument, but callee-saved: kept simple. */
-	assert_int_equal(SCAN(MT_CALL_FREE, 0x48, 0x89, 0xfb, 0x55), -1);
+	/* mov %rdi,%r8: r8 is the fifth argument register, kept when the
+	 * function's arguments are not known. */
+	assert_int_equal(SCAN_N(MT_CALL_FREE, -1, 0x49, 0x89, 0xf8, 0x55), -1);
+	assert_int_equal(SCAN_N(MT_CALL_XALLOCX, 5, 0x49, 0x89, 0xf8, 0x55), -1);
 	/* sub $8,%rsp and mov %rsp,%rbp move the stack or frame pointer. */
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x83, 0xec, 0x08, 0x55), -1);
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x89, 0xe5, 0x55), -1);
 	/* A store to memory: mov %rdi,(%rax). */
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x89, 0x38, 0x55), -1);
-	/* mov 0x0(%rip),%rdx loads into an argument register. */
-	assert_int_equal(SCAN(MT_CALL_FREE, 0x48, 0x8b, 0x15, 0, 0, 0, 0, 0x55),
+	/* mov 0x0(%rip),%rdx loads into posix_memalign's size. */
+	assert_int_equal(SCAN(MT_CALL_POSIX_MEMALIGN, 0x48, 0x8b, 0x15, 0, 0, 0,
+			      0, 0x55),
 			 -1);
+	/* Without REX, 8-bit register 7 is %bh (rbx), 6 %dh (rdx): mov $1,%dh
+	 * writes posix_memalign's size, mov $1,%bh nothing of calloc's. */
+	assert_int_equal(SCAN(MT_CALL_POSIX_MEMALIGN, 0xb6, 0x01, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_CALLOC, 0xb7, 0x01, 0x55), 2);
+	/* With REX, it is %dil: rdi. */
+	assert_int_equal(SCAN(MT_CALL_CALLOC, 0x40, 0xb7, 0x01, 0x55), -1);
+	/* A store through a fs-relative address: mov %rax,%fs:0x10. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x64, 0x48, 0x89, 0x04, 0x25,
+			      0x10, 0, 0, 0, 0x55),
+			 -1);
+	/* mul, div (implicit rdx:rax; div traps), xchg, pop, call *%rax. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0xf7, 0xe6, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0xf7, 0xf1, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x87, 0xc1, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x58, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0xff, 0xd0, 0x55), -1);
+	/* lea's register form does not exist; cqto writes rdx. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x8d, 0xc0, 0x55), -1);
+	assert_int_equal(SCAN(MT_CALL_POSIX_MEMALIGN, 0x48, 0x99, 0x55), -1);
 }
 
 static void test_flags_and_scratch_writes_are_skipped(void **state)
@@ -164,6 +212,99 @@ static void test_null_check_with_work_not_skipped(void **state)
 			 3);
 }
 
+static void test_nargs_by_name(void **state)
+{
+	(void)state;
+	assert_int_equal(mt_prologue_nargs("malloc"), 1);
+	assert_int_equal(mt_prologue_nargs("free"), 1);
+	assert_int_equal(mt_prologue_nargs("calloc"), 2);
+	assert_int_equal(mt_prologue_nargs("posix_memalign"), 3);
+	assert_int_equal(mt_prologue_nargs("xallocx"), 4);
+	assert_int_equal(mt_prologue_nargs("sdallocx"), 3);
+	assert_int_equal(mt_prologue_nargs("tc_free_sized"), 2);
+	assert_int_equal(mt_prologue_nargs("_dl_debug_state"), 0);
+	/* C++: by the mangled parameter types. */
+	assert_int_equal(mt_prologue_nargs("_Znwm"), 1);
+	assert_int_equal(mt_prologue_nargs("_ZdaPv"), 1);
+	assert_int_equal(mt_prologue_nargs("_ZdlPvm"), 2);
+	assert_int_equal(mt_prologue_nargs("_ZnwmRKSt9nothrow_t"), 2);
+	assert_int_equal(mt_prologue_nargs("_ZnamSt11align_val_t"), 2);
+	assert_int_equal(mt_prologue_nargs("_ZnwmSt11align_val_tRKSt9nothrow_t"), 3);
+	assert_int_equal(mt_prologue_nargs("_ZdlPvmSt11align_val_t"), 3);
+	assert_int_equal(mt_prologue_nargs("_ZdaPvSt11align_val_tRKSt9nothrow_t"), 3);
+	/* Unknown: -1 (all six kept). */
+	assert_int_equal(mt_prologue_nargs("_Znwj"), -1);
+	assert_int_equal(mt_prologue_nargs("_Zplm"), -1);
+	assert_int_equal(mt_prologue_nargs("_Znw"), -1);
+	assert_int_equal(mt_prologue_nargs("je_malloc"), -1);
+}
+
+static void test_allocator_prologues_by_arguments(void **state)
+{
+	(void)state;
+	/* jemalloc 5.3's free: nine loads and register operations (rax, rcx,
+	 * rdx written), then jne: free's only argument is rdi. */
+#define JE_FREE 0x48, 0x89, 0xf8, 0x48, 0x8b, 0x15, 1, 2, 3, 4, 0x48, 0x89,  \
+	0xf9, 0x48, 0xc1, 0xe8, 0x1a, 0x48, 0x81, 0xe1, 0, 0, 0, 0xc0, 0x25,  \
+	0xf0, 0, 0, 0, 0x64, 0x48, 0x03, 0x04, 0x25, 0, 0, 0, 0, 0x48, 0x01,  \
+	0xd0, 0x48, 0x3b, 0x88, 0xb0, 0x01, 0, 0, 0x0f, 0x85, 0x8a, 0, 0, 0
+	assert_int_equal(SCAN(MT_CALL_FREE, JE_FREE), 48);
+	/* A function with rdx an argument (sdallocx) could not skip it. */
+	assert_int_equal(SCAN_N(MT_CALL_FREE, 3, JE_FREE), -1);
+	/* jemalloc's malloc: cmp $0x1000,%rdi; ja. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x81, 0xff, 0, 0x10, 0, 0,
+			      0x0f, 0x87, 0x93, 0, 0, 0),
+			 7);
+	/* jemalloc's sdallocx: mov %rdi,%r8; cmp $0x1000,%rsi; ja. */
+	assert_int_equal(SCAN_N(MT_CALL_FREE, 3, 0x49, 0x89, 0xf8, 0x48, 0x81,
+				0xfe, 0, 0x10, 0, 0, 0x77, 0x0c),
+			 10);
+	/* tcmalloc's malloc: mov x(%rip),%rax; mov %rdi,%r8; test; jne. */
+#define TC_MALLOC 0x48, 0x8b, 0x05, 1, 2, 3, 4, 0x49, 0x89, 0xf8, 0x48,     \
+	0x85, 0xc0, 0x0f, 0x85, 0x8e, 0, 0, 0
+	assert_int_equal(SCAN(MT_CALL_MALLOC, TC_MALLOC), 13);
+	assert_int_equal(SCAN_N(MT_CALL_MALLOC, -1, TC_MALLOC), -1);
+	/* tcmalloc's calloc: mov x(%rip),%rcx; cmpb $0,%fs:0x10(%rcx); jne:
+	 * rcx is no argument of calloc's (it is of xallocx's). */
+#define TC_CALLOC 0x48, 0x8b, 0x0d, 1, 2, 3, 4, 0x64, 0x80, 0x79, 0x10, 0,  \
+	0x0f, 0x85, 0x7e, 0x01, 0, 0
+	assert_int_equal(SCAN(MT_CALL_CALLOC, TC_CALLOC), 12);
+	assert_int_equal(SCAN_N(MT_CALL_XALLOCX, 4, TC_CALLOC), -1);
+	/* jemalloc's rallocx: xor %ecx,%ecx; jmp: rcx is no argument. */
+	assert_int_equal(SCAN_N(MT_CALL_REALLOC, 3, 0x31, 0xc9, 0xe9, 0, 0, 0,
+				0),
+			 2);
+}
+
+static void test_more_encodings_skipped(void **state)
+{
+	(void)state;
+	/* xor %r10w,%r10w (66 REX); mov $1,%ax (66: a 2-byte immediate);
+	 * movzwl %dx,%esi... no: movzbl (%rdx,%rax),%esi writes rsi, an
+	 * argument of calloc: a malloc may. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x66, 0x45, 0x31, 0xd2, 0x66, 0xb8,
+			      1, 0, 0x0f, 0xb6, 0x34, 0x02, 0x55),
+			 12);
+	assert_int_equal(SCAN(MT_CALL_CALLOC, 0x0f, 0xb6, 0x34, 0x02, 0x55), -1);
+	/* cmovne %rdi,%rax; setne %al; shl %cl,%rax; neg %rax; not %r11;
+	 * imul $24,%rax,%rax; movslq %esi,%r9; cltq; then jne rel8. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x0f, 0x45, 0xc7, 0x0f, 0x95,
+			      0xc0, 0x48, 0xd3, 0xe0, 0x48, 0xf7, 0xd8, 0x49,
+			      0xf7, 0xd3, 0x48, 0x6b, 0xc0, 0x18, 0x4c, 0x63,
+			      0xce, 0x48, 0x98, 0x75, 0x02),
+			 25);
+	/* An operand-size prefix on a two-byte opcode is not taken. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x66, 0x0f, 0xb6, 0xc0, 0x55), -1);
+	/* mov $imm64,%rax (REX.W b8: 8 bytes); mov $1,%r9d (41 b9). */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8,
+			      0x41, 0xb9, 1, 0, 0, 0, 0x55),
+			 16);
+	/* The same into rdi: no. */
+	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0xbf, 1, 2, 3, 4, 5, 6, 7, 8,
+			      0x55),
+			 -1);
+}
+
 static void test_not_emulated_encodings(void **state)
 {
 	static const uint8_t rexw_push[] = { 0x48, 0x55 };
@@ -200,17 +341,16 @@ static void test_truncated_or_long_prologue(void **state)
 	assert_int_equal(scan(NULL, 0, MT_CALL_FREE), -1);
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x8b), -1);
 	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x8b, 0x05, 0, 0), -1);
-	/* Only the first 8 instructions are looked at. */
-	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x85, 0xc0, 0x48, 0x85,
+	/* Only the first 24 instructions are looked at. */
+#define TEST8 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, \
+	0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0,  \
+	0x48, 0x85, 0xc0
+	assert_int_equal(SCAN(MT_CALL_MALLOC, TEST8, TEST8, 0x48, 0x85, 0xc0,
+			      0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85,
 			      0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48,
-			      0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0,
-			      0x55),
-			 21);
-	assert_int_equal(SCAN(MT_CALL_MALLOC, 0x48, 0x85, 0xc0, 0x48, 0x85,
-			      0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48,
-			      0x85, 0xc0, 0x48, 0x85, 0xc0, 0x48, 0x85, 0xc0,
-			      0x48, 0x85, 0xc0, 0x55),
-			 -1);
+			      0x85, 0xc0, 0x55),
+			 69);
+	assert_int_equal(SCAN(MT_CALL_MALLOC, TEST8, TEST8, TEST8, 0x55), -1);
 }
 
 /* ---- ELF files: file offsets of functions ----------------------------- */
@@ -279,16 +419,26 @@ static void read_bytes(const char *path, uint64_t off, uint8_t *buf, size_t n)
 	close(fd);
 }
 
-/* Where the entry probe of NAME in PATH goes, relative to its entry. */
-static long probe_advance(const char *path, const char *name, int kind)
+/* Where the entry probe of NAME in PATH goes, relative to its entry, for a
+ * function of NARGS arguments. */
+static long probe_advance_n(const char *path, const char *name, int kind,
+			    int nargs)
 {
 	uint64_t off, probe;
 
 	if (!func_offset(path, name, &off))
 		return -1;
-	assert_int_equal(mt_prologue_entry_offset(path, off, kind, &probe), 0);
+	assert_int_equal(mt_prologue_entry_offset(path, off, kind, nargs,
+						  &probe),
+			 0);
 	assert_true(probe >= off && probe < off + 64);
 	return (long)(probe - off);
+}
+
+/* The same with NAME's own arguments (all six for an unknown name). */
+static long probe_advance(const char *path, const char *name, int kind)
+{
+	return probe_advance_n(path, name, kind, mt_prologue_nargs(name));
 }
 
 /* ---- this binary's own functions: the whole-file checks --------------- */
@@ -317,6 +467,11 @@ __asm__(".pushsection .text.prologue_fixtures,\"ax\",@progbits\n"
 	".globl t_checked_malloc\n .type t_checked_malloc,@function\n"
 	"t_checked_malloc: cmpb $0,t_flag(%rip)\n push %r12\n pop %r12\n ret\n"
 	".size t_checked_malloc, .-t_checked_malloc\n"
+	/* and $0xc0000000,%rcx is 48 81 e1 00 00 00 c0: its e1 00 reads as
+	 * loope into the and's own bytes (as in jemalloc's free). */
+	".globl t_selfbyte_free\n .type t_selfbyte_free,@function\n"
+	"t_selfbyte_free: and $0xffffffffc0000000,%rcx\n push %rbp\n pop %rbp\n ret\n"
+	".size t_selfbyte_free, .-t_selfbyte_free\n"
 	".fill 256,1,0xcc\n"
 	".popsection\n"
 	".pushsection .data\n t_flag: .byte 0\n .popsection\n");
@@ -335,6 +490,19 @@ static void test_self_null_check(void **state)
 	assert_int_equal(probe_advance("/proc/self/exe", "t_checked_malloc",
 				       MT_CALL_MALLOC),
 			 7);
+}
+
+static void test_self_misaligned_branch_in_skipped_bytes(void **state)
+{
+	(void)state;
+	/* The loope read inside the and (7 bytes) is no branch: the push. */
+	assert_int_equal(probe_advance_n("/proc/self/exe", "t_selfbyte_free",
+					 MT_CALL_FREE, 1),
+			 7);
+	/* rcx is the fourth argument: not for a function of four. */
+	assert_int_equal(probe_advance_n("/proc/self/exe", "t_selfbyte_free",
+					 MT_CALL_XALLOCX, 4),
+			 0);
 }
 
 static void test_self_reentered_push_not_used(void **state)
@@ -364,12 +532,12 @@ static void test_self_batch_matches_single(void **state)
 	for (size_t i = 0; i < 5; i++)
 		assert_true(func_offset("/proc/self/exe", names[i], &offs[i]));
 	assert_int_equal(mt_prologue_entry_offsets("/proc/self/exe", 5, offs,
-						   kinds, probes),
+						   kinds, NULL, probes),
 			 0);
 	for (size_t i = 0; i < 5; i++)
 		assert_int_equal(probes[i] - offs[i], want[i]);
 	assert_int_equal(mt_prologue_entry_offsets("/proc/self/exe", 0, NULL,
-						   NULL, NULL),
+						   NULL, NULL, NULL),
 			 0);
 }
 
@@ -383,7 +551,7 @@ static void test_file_errors_and_non_elf(void **state)
 
 	(void)state;
 	assert_int_equal(mt_prologue_entry_offset("/nonexistent/lib.so", 16,
-						  MT_CALL_FREE, &probe),
+						  MT_CALL_FREE, 1, &probe),
 			 -ENOENT);
 	assert_int_equal(probe, 16);
 	assert_false(mt_prologue_emulated("/nonexistent/lib.so", 0));
@@ -393,12 +561,12 @@ static void test_file_errors_and_non_elf(void **state)
 	assert_int_equal(write(fd, null_check, sizeof(null_check)),
 			 (ssize_t)sizeof(null_check));
 	close(fd);
-	assert_int_equal(mt_prologue_entry_offset(path, 0, MT_CALL_FREE, &probe),
+	assert_int_equal(mt_prologue_entry_offset(path, 0, MT_CALL_FREE, 1, &probe),
 			 0);
 	assert_int_equal(probe, 0);
 	/* Past the end of the file: the entry, no error. */
 	assert_int_equal(mt_prologue_entry_offset(path, 100, MT_CALL_FREE,
-						  &probe),
+						  1, &probe),
 			 0);
 	assert_int_equal(probe, 100);
 	assert_false(mt_prologue_emulated(path, 0)); /* test %rdi,%rdi */
@@ -421,7 +589,7 @@ static void test_glibc_free_probes_push_after_null_check(void **state)
 	/* glibc 2.36: test %rdi,%rdi; je rel32; push %rbp */
 	assert_memory_equal(code, null_check, sizeof(null_check));
 	assert_int_equal(code[9], 0x55);
-	assert_int_equal(mt_prologue_entry_offset(LIBC, off, MT_CALL_FREE, &probe),
+	assert_int_equal(mt_prologue_entry_offset(LIBC, off, MT_CALL_FREE, 1, &probe),
 			 0);
 	assert_int_equal(probe, off + 9);
 	read_bytes(LIBC, probe, code, 1);
@@ -442,7 +610,7 @@ static void test_glibc_malloc_stays_at_entry(void **state)
 	assert_true((code[0] & 0xf8) == 0x50 ||
 		    (code[0] == 0x41 && (code[1] & 0xf8) == 0x50));
 	assert_int_equal(mt_prologue_entry_offset(LIBC, off, MT_CALL_MALLOC,
-						  &probe),
+						  1, &probe),
 			 0);
 	assert_int_equal(probe, off);
 	assert_true(mt_prologue_emulated(LIBC, off));
@@ -548,6 +716,152 @@ static void test_tcmalloc_free_probes_jne(void **state)
 	assert_int_equal(adv, 10);
 }
 
+static void test_jemalloc_free_and_malloc_probe_first_branch(void **state)
+{
+	static const uint8_t free_pro[] = { 0x48, 0x89, 0xf8, 0x48, 0x8b, 0x15 };
+	static const uint8_t malloc_pro[] = { 0x48, 0x81, 0xff, 0x00, 0x10,
+					      0x00, 0x00, 0x0f, 0x87 };
+	long adv;
+
+	(void)state;
+	if (!present(JEMALLOC))
+		skip();
+	/* free: the jne after nine instructions (48 bytes). */
+	adv = advance_if(JEMALLOC, "free", MT_CALL_FREE, free_pro,
+			 sizeof(free_pro));
+	if (adv == -2)
+		skip();
+	assert_int_equal(adv, 48);
+	adv = advance_if(JEMALLOC, "malloc", MT_CALL_MALLOC, malloc_pro,
+			 sizeof(malloc_pro));
+	if (adv != -2)
+		assert_int_equal(adv, 7);
+}
+
+static void test_tcmalloc_malloc_probes_jne(void **state)
+{
+	/* mov 0x...(%rip),%rax; mov %rdi,%r8; test %rax,%rax; jne */
+	static const uint8_t pro[] = { 0x48, 0x8b, 0x05 };
+	long adv;
+
+	(void)state;
+	if (!present(TCMALLOC))
+		skip();
+	adv = advance_if(TCMALLOC, "malloc", MT_CALL_MALLOC, pro, sizeof(pro));
+	if (adv == -2)
+		skip();
+	assert_int_equal(adv, 13);
+}
+
+/* The x86 number (rax 0, ..., r15 15) of capstone's register name R, or -1
+ * (flags, rip, ...). */
+static int reg_number(const char *r)
+{
+	static const char *const names[8][5] = {
+		{ "rax", "eax", "ax", "al", "ah" }, { "rcx", "ecx", "cx", "cl", "ch" },
+		{ "rdx", "edx", "dx", "dl", "dh" }, { "rbx", "ebx", "bx", "bl", "bh" },
+		{ "rsp", "esp", "sp", "spl", "" },  { "rbp", "ebp", "bp", "bpl", "" },
+		{ "rsi", "esi", "si", "sil", "" },  { "rdi", "edi", "di", "dil", "" },
+	};
+	int n;
+
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 5; j++)
+			if (names[i][j][0] && strcmp(r, names[i][j]) == 0)
+				return i;
+	if (sscanf(r, "r%d", &n) == 1 && n >= 8 && n <= 15)
+		return n;
+	return -1;
+}
+
+/*
+ * capstone's reading of [entry, probe) of NAME in PATH: no branch, no
+ * memory written, no write to rsp, rbp or an argument register of NAME;
+ * and the probed instruction a jmp, jcc, call, push or nop.  Returns the
+ * number of instructions skipped.
+ */
+static int check_with_capstone(csh cs, const char *path, const char *name,
+			       int kind)
+{
+	static const int args[6] = { 7, 6, 2, 1, 8, 9 }; /* rdi, rsi, ... */
+	uint8_t code[256];
+	uint64_t off;
+	long adv = probe_advance(path, name, kind);
+	int nargs = mt_prologue_nargs(name), n = 0;
+	cs_insn *insn = NULL;
+	size_t count;
+
+	if (adv < 0)
+		return 0; /* not defined here */
+	assert_true(func_offset(path, name, &off));
+	read_bytes(path, off, code, sizeof(code));
+	count = cs_disasm(cs, code, sizeof(code), off, 0, &insn);
+	for (size_t i = 0; i < count && insn[i].address < off + (uint64_t)adv;
+	     i++, n++) {
+		cs_regs rr, rw;
+		uint8_t nr, nw;
+		cs_detail *d = insn[i].detail;
+
+		/* Rule 2: free's NULL check, `test %rdi,%rdi; je` to a ret. */
+		bool null_check = (kind == MT_CALL_FREE || kind == MT_CALL_DELETE) &&
+				  i > 0 && strcmp(insn[i].mnemonic, "je") == 0 &&
+				  strcmp(insn[i - 1].mnemonic, "test") == 0 &&
+				  strcmp(insn[i - 1].op_str, "rdi, rdi") == 0;
+
+		for (uint8_t g = 0; g < d->groups_count && !null_check; g++)
+			if (d->groups[g] == CS_GRP_JUMP || d->groups[g] == CS_GRP_CALL ||
+			    d->groups[g] == CS_GRP_RET)
+				fail_msg("%s:%s: skips %s %s", path, name,
+					 insn[i].mnemonic, insn[i].op_str);
+		for (uint8_t k = 0; k < d->x86.op_count; k++)
+			if (d->x86.operands[k].type == X86_OP_MEM &&
+			    (d->x86.operands[k].access & CS_AC_WRITE) &&
+			    strcmp(insn[i].mnemonic, "lea") != 0)
+				fail_msg("%s:%s: skips a store: %s %s", path,
+					 name, insn[i].mnemonic, insn[i].op_str);
+		assert_int_equal(cs_regs_access(cs, &insn[i], rr, &nr, rw, &nw),
+				 CS_ERR_OK);
+		for (uint8_t k = 0; k < nw; k++) {
+			const char *r = cs_reg_name(cs, rw[k]);
+			int num = reg_number(r);
+			bool bad = num == 4 || num == 5;
+
+			for (int a = 0; a < (nargs < 0 ? 6 : nargs); a++)
+				bad |= num == args[a];
+			if (bad)
+				fail_msg("%s:%s: skips %s %s, which writes %s",
+					 path, name, insn[i].mnemonic,
+					 insn[i].op_str, r);
+		}
+	}
+	if (adv > 0)
+		assert_true(mt_prologue_emulated(path, off + (uint64_t)adv));
+	cs_free(insn, count);
+	return n;
+}
+
+static void test_skipped_instructions_checked_by_capstone(void **state)
+{
+	static const char *const libs[] = { LIBC, JEMALLOC, TCMALLOC,
+					    LIBDIR "libtcmalloc_minimal.so.4",
+					    LIBSTDCXX };
+	int skipped = 0;
+	csh cs;
+
+	(void)state;
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	for (size_t l = 0; l < sizeof(libs) / sizeof(libs[0]); l++)
+		for (size_t i = 0; present(libs[l]) &&
+				   i < sizeof(all_funcs) / sizeof(all_funcs[0]); i++)
+			skipped += check_with_capstone(cs, libs[l],
+						       all_funcs[i].name,
+						       all_funcs[i].kind);
+	cs_close(&cs);
+	/* Something was skipped at all (jemalloc's free alone: 9). */
+	assert_true(skipped >= 9);
+}
+
 static void test_jemalloc_sized_delete_stops_at_je(void **state)
 {
 	/* _ZdlPvm: test %rdi,%rdi; je; sub $8,%rsp; call sdallocx */
@@ -583,6 +897,13 @@ int main(void)
 		cmocka_unit_test(test_library_answers_are_emulated),
 		cmocka_unit_test(test_tcmalloc_free_probes_jne),
 		cmocka_unit_test(test_jemalloc_sized_delete_stops_at_je),
+		cmocka_unit_test(test_nargs_by_name),
+		cmocka_unit_test(test_allocator_prologues_by_arguments),
+		cmocka_unit_test(test_more_encodings_skipped),
+		cmocka_unit_test(test_self_misaligned_branch_in_skipped_bytes),
+		cmocka_unit_test(test_jemalloc_free_and_malloc_probe_first_branch),
+		cmocka_unit_test(test_tcmalloc_malloc_probes_jne),
+		cmocka_unit_test(test_skipped_instructions_checked_by_capstone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

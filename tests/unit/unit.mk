@@ -153,5 +153,8 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 # The caches an exec stop reuses (plans per file, files per executable).
 -include tests/unit/exec_caches.mk
 
+# --http's Host, Origin and token checks (src/loader/http_guard.c).
+-include tests/unit/http_guard.mk
+
 # pprof's views (src/report/view.c), which growth.c uses too.
 -include tests/unit/view.mk

@@ -1,0 +1,170 @@
+"""The allocator a program gets with its exec, and programs in a chroot.
+
+`memtrace -- env LD_PRELOAD=libjemalloc.so.2 PROG` (and `sh -c
+'LD_PRELOAD=... exec PROG'`): the allocator arrives with PROG's exec, in
+PROG's environment, not memtrace's.  memtrace holds the process at ld.so's
+debugger hook until the libraries are mapped, then probes what it really
+maps: every allocation per function exact, the allocator line naming it.
+
+A chroot holding its own copies of libc and ld.so: `-- chroot DIR /prog`
+and `-p` on the chrooted process, exact per function.
+"""
+import os
+import shutil
+
+import mtlib
+from mtlib import check, check_eq, test
+from programs import BY_NAME, WAITER
+import test_allocators as ta
+
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
+METRICS = ("inuse_space", "inuse_objects", "alloc_space", "alloc_objects")
+
+
+def run_report(cmd, metric, env=None, tag="x"):
+    out = os.path.join(mtlib.TMPDIR, "exec_alloc.%s.%s.txt" % (tag, metric))
+    if os.path.exists(out):
+        os.unlink(out)
+    args = ["--unit", "B", "-n", "100", "--metric", metric, "-o", out, "--"] + cmd
+    res = mtlib.run_memtrace(args, env=env)
+    d = "command: %s\nexit status: %s\nstderr:\n%s" % (" ".join(res.argv), res.rc, mtlib.tail(res.stderr, 8))
+    check_eq(res.rc, 0, "memtrace -- %s: exit status" % " ".join(cmd), d)
+    check(os.path.exists(out), "no report from memtrace -- %s" % " ".join(cmd), d)
+    with open(out, encoding="utf-8", errors="replace") as f:
+        rep = mtlib.parse_report(f.read())
+    return res, rep, d + "\nreport:\n" + mtlib.tail(rep.text, 60)
+
+
+def check_flats(what, rep, funcs, metric, d):
+    bad = []
+    for name, fn in funcs.items():
+        want, got = getattr(fn, metric), ta.flat(rep, name)
+        if got != want:
+            bad.append("%s: flat %r, expected %d" % (name, got, want))
+    check(not bad, "%s --metric %s: %s" % (what, metric, "; ".join(bad)), d)
+
+
+def check_allocator(what, rep, kind, lib, d):
+    main_part = rep.allocator.split(";")[0]
+    check(main_part.startswith(kind + " ") and lib in main_part,
+          "%s: allocator line %r, expected %s in %s" % (what, rep.allocator, kind, lib), d)
+
+
+def preload_case(cmd_of, tag, metrics=METRICS):
+    prog = mtlib.prog_path("alloc_jemalloc")
+    check(os.path.exists(JEMALLOC), "%s is missing (libjemalloc-dev)" % JEMALLOC)
+    for metric in metrics:
+        cmd = cmd_of(JEMALLOC, prog)
+        res, rep, d = run_report(cmd, metric, tag=tag)
+        what = "memtrace -- %s" % " ".join(cmd)
+        check_allocator(what, rep, "jemalloc", "libjemalloc", d)
+        check_eq(rep.target_comm, "alloc_jemalloc", "%s: target" % what, d)
+        check_flats(what, rep, ta.JEMALLOC_FUNCS, metric, d)
+        check_eq(rep.drops[0], 0, "%s: drops" % what, d)
+
+
+@test("exec_alloc.jemalloc_env")
+def _jemalloc_env():
+    """-- env LD_PRELOAD=libjemalloc PROG: jemalloc's every call, exact."""
+    preload_case(lambda lib, prog: ["env", "LD_PRELOAD=" + lib, prog], "env")
+
+
+@test("exec_alloc.jemalloc_sh_exec")
+def _jemalloc_sh_exec():
+    """-- sh -c 'LD_PRELOAD=libjemalloc exec PROG': the same."""
+    preload_case(lambda lib, prog: ["sh", "-c", "LD_PRELOAD=%s exec %s" % (lib, prog)], "sh",
+                 metrics=("inuse_space", "alloc_objects"))
+
+
+@test("exec_alloc.tcmalloc_env")
+def _tcmalloc_env():
+    """-- env LD_PRELOAD=libtcmalloc_minimal leaks: leaks' functions exact,
+    the allocator line says tcmalloc."""
+    check(os.path.exists(TCMALLOC), "%s is missing (libgoogle-perftools-dev)" % TCMALLOC)
+    p = BY_NAME["leaks"]
+    for metric in ("inuse_space", "alloc_objects"):
+        cmd = ["env", "LD_PRELOAD=" + TCMALLOC, mtlib.prog_path("leaks")]
+        res, rep, d = run_report(cmd, metric, tag="tc")
+        what = "memtrace -- %s" % " ".join(cmd)
+        check_allocator(what, rep, "tcmalloc", "libtcmalloc_minimal", d)
+        check_flats(what, rep, p.funcs, metric, d)
+
+
+def make_chroot(name):
+    """A directory holding copies of leaks and waiter, libc and ld.so (other
+    files than the system's: the probes must go on these)."""
+    root = os.path.join(mtlib.TMPDIR, name)
+    libdir = os.path.join(root, "lib/x86_64-linux-gnu")
+    os.makedirs(libdir)
+    os.makedirs(os.path.join(root, "lib64"))
+    os.makedirs(os.path.join(root, "bin"))
+    shutil.copy2("/lib/x86_64-linux-gnu/libc.so.6", libdir)
+    shutil.copy2("/lib64/ld-linux-x86-64.so.2", os.path.join(root, "lib64"))
+    for prog in ("leaks", "waiter"):
+        shutil.copy2(mtlib.prog_path(prog), os.path.join(root, "bin"))
+    return root
+
+
+@test("exec_alloc.chroot_cmd")
+def _chroot_cmd():
+    """-- chroot DIR /bin/leaks, with the chroot's own libc: exact, and the
+    allocator line names the chroot's libc."""
+    root = make_chroot("chroot-cmd")
+    p = BY_NAME["leaks"]
+    for metric in ("inuse_space", "alloc_space", "inuse_objects"):
+        cmd = ["chroot", root, "/bin/leaks"]
+        res, rep, d = run_report(cmd, metric, tag="chroot")
+        what = "memtrace -- %s" % " ".join(cmd)
+        check_allocator(what, rep, "glibc", root, d)
+        check_flats(what, rep, p.funcs, metric, d)
+
+
+@test("exec_alloc.chroot_pid")
+def _chroot_pid():
+    """-p of a process in a chroot with its own libc: attaches to the
+    chroot's libc (its maps name it by its path outside the chroot), and
+    waiter's traced part is exact."""
+    root = make_chroot("chroot-pid")
+    w = mtlib.Bg(["chroot", root, "/bin/waiter"])
+    mt = None
+    out = os.path.join(mtlib.TMPDIR, "exec_alloc.chroot_pid.txt")
+    try:
+        line = w.out.wait_for(lambda l: l.startswith("ready "), 30)
+        check(line is not None, "waiter in the chroot did not say ready", w.details())
+        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
+        w.send("\n")
+        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "waiter did not say done", w.details())
+        w.send("\n")
+        check_eq(w.wait(30), 0, "waiter's exit status", w.details())
+        rc = mt.wait(60)
+        check_eq(rc, 0, "memtrace -p (chroot): exit status", mt.details())
+        with open(out) as f:
+            rep = mtlib.parse_report(f.read())
+        d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
+        check_allocator("memtrace -p (chroot)", rep, "glibc", root, d)
+        check_flats("memtrace -p (chroot)", rep, WAITER.funcs, "inuse_space", d)
+    finally:
+        if mt:
+            mtlib.kill_quietly(mt)
+        mtlib.kill_quietly(w)
+
+
+@test("exec_alloc.unshare_bind_mount")
+def _unshare_bind_mount():
+    """-- unshare -m sh -c 'mount --bind DIR /lib/x86_64-linux-gnu && exec
+    leaks': in its own mount namespace, leaks loads a copy of libc bound over
+    the system's library directory; that copy is probed, and leaks is exact."""
+    root = make_chroot("unshare")
+    libdir = os.path.join(root, "lib/x86_64-linux-gnu")
+    # /lib64/ld-linux-x86-64.so.2 leads into the directory bound over.
+    shutil.copy2("/lib64/ld-linux-x86-64.so.2", libdir)
+    script = "mount --bind %s /lib/x86_64-linux-gnu && exec %s" % (libdir, os.path.join(root, "bin/leaks"))
+    p = BY_NAME["leaks"]
+    for metric in ("inuse_space", "alloc_objects"):
+        cmd = ["unshare", "-m", "sh", "-c", script]
+        res, rep, d = run_report(cmd, metric, tag="unshare")
+        what = "memtrace -- %s" % " ".join(cmd)
+        check_eq(rep.target_comm, "leaks", "%s: target" % what, d)
+        check_flats(what, rep, p.funcs, metric, d)
