@@ -93,9 +93,8 @@ def go_top(args, metric):
         parts = line.split()
         if len(parts) < 6 or not parts[1].endswith("%") or not parts[4].endswith("%"):
             continue
-        name = " ".join(parts[5:])
-        if name.endswith(" (inline)"):
-            name = name[:-len(" (inline)")]
+        # pprof marks inlined functions: "f (inline)", "f (partial-inline)".
+        name = re.sub(r" \((partial-)?inline\)$", "", " ".join(parts[5:]))
         if name.startswith("[") and name.endswith("]"):
             continue  # an unresolved module: pprof merges its addresses
         val = lambda t: int(t[:-1]) if t.endswith("B") else int(float(t))
