@@ -194,6 +194,8 @@ static int report_file(const struct mt_options *o)
 		}
 	}
 	ret = mt_profile_filter(&prof, (uint32_t)o->only_pid, o->comm);
+	if (!ret) /* pprof's views: --focus, --hide, ... */
+		ret = mt_profile_view(&prof, &o->view);
 	if (ret) {
 		mt_profile_free(&prof);
 		return mt_fail("%s", strerror(-ret));

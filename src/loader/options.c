@@ -29,6 +29,9 @@ enum {
 	OPT_TIMELINE_SVG,
 	OPT_HTTP, OPT_HTTP_ALLOW, OPT_HTTP_TOKEN_FILE, OPT_HTTP_HOST,
 	OPT_SNAPSHOT_INTERVAL,
+	/* pprof's views (view.h), --list and --json */
+	OPT_VIEW, OPT_VIEW_LAST = OPT_VIEW + MT_VIEW__COUNT - 1,
+	OPT_LIST, OPT_JSON,
 };
 
 #define DEFAULT_TIMELINE_INTERVAL 0.1
@@ -82,6 +85,15 @@ static const struct option long_opts[] = {
 	{ "http-token-file", required_argument, NULL, OPT_HTTP_TOKEN_FILE },
 	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
 	{ "snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL },
+	{ "focus", required_argument, NULL, OPT_VIEW + MT_VIEW_FOCUS },
+	{ "ignore", required_argument, NULL, OPT_VIEW + MT_VIEW_IGNORE },
+	{ "hide", required_argument, NULL, OPT_VIEW + MT_VIEW_HIDE },
+	{ "show", required_argument, NULL, OPT_VIEW + MT_VIEW_SHOW },
+	{ "show-from", required_argument, NULL, OPT_VIEW + MT_VIEW_SHOW_FROM },
+	{ "tagfocus", required_argument, NULL, OPT_VIEW + MT_VIEW_TAGFOCUS },
+	{ "tagignore", required_argument, NULL, OPT_VIEW + MT_VIEW_TAGIGNORE },
+	{ "list", required_argument, NULL, OPT_LIST },
+	{ "json", optional_argument, NULL, OPT_JSON },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -245,6 +257,25 @@ static void usage(FILE *f)
 "      --max-memory SIZE  report: memory for reading FILE, e.g. 512M, 2G\n"
 "                         (default: 16 MiB + 32 x its size to decompress\n"
 "                         it, 64 MiB + 16 x that to decode it; at most 2G)\n"
+"Views (as go tool pprof's, on every output; REGEX is a POSIX extended\n"
+"regular expression, matched anywhere in a frame's function name, source\n"
+"file or module path):\n"
+"      --focus REGEX      only the stacks with a frame that matches\n"
+"      --ignore REGEX     leave out the stacks with a frame that matches\n"
+"      --hide REGEX       leave out the frames that match\n"
+"      --show REGEX       only the frames that match\n"
+"      --show-from REGEX  only the frames from the matching one nearest the\n"
+"                         root down (its callers left out)\n"
+"      --tagfocus [TAG=]V only the stacks whose tags match: TAG pid (V a\n"
+"                         number or range N:M, N:, :N) or comm (V a\n"
+"                         regular expression, or several with ',')\n"
+"      --tagignore [TAG=]V  leave out the stacks whose tags match\n"
+"      --list REGEX       the functions matching REGEX, each with its source\n"
+"                         lines and their flat and cum values (pprof -list;\n"
+"                         the source file read if present)\n"
+"      --json[=FILE]      the profile as JSON for scripts: header, functions\n"
+"                         with flat and cum, stacks (doc/json.md); also\n"
+"                         chosen by -o FILE.json\n"
 "Other:\n"
 "  -v, --verbose          show libbpf's debug messages too (its warnings\n"
 "                         are always shown), the start's phases, and at\n"
@@ -567,6 +598,28 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 		return add_output(o, MT_FMT_PPROF, arg);
 	case OPT_SVG:
 		return add_output(o, MT_FMT_SVG, arg);
+	case OPT_VIEW ... OPT_VIEW_LAST: {
+		char err[256];
+
+		if (mt_view_check(c - OPT_VIEW, arg, err, sizeof(err))) {
+			fprintf(stderr, "memtrace: %s\n", err);
+			return -1;
+		}
+		o->view.expr[c - OPT_VIEW] = arg;
+		return 0;
+	}
+	case OPT_LIST: {
+		char err[256];
+
+		if (mt_view_check(MT_VIEW_FOCUS, arg, err, sizeof(err))) {
+			fprintf(stderr, "memtrace: --list: %s\n", err);
+			return -1;
+		}
+		o->list = arg;
+		return add_output(o, MT_FMT_LIST, NULL);
+	}
+	case OPT_JSON:
+		return add_output(o, MT_FMT_JSON, arg);
 	case OPT_BASE:
 		o->base = arg;
 		return 0;
@@ -654,14 +707,15 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /*
- * -o FILE chooses the format by FILE's name: .pb.gz, .pb (pprof), .svg.
- * A name that says another format memtrace does not write (x.json) is
- * refused rather than filled with text; the rest get the text report.
+ * -o FILE chooses the format by FILE's name: .pb.gz, .pb (pprof), .svg,
+ * .json.  A name that says another format memtrace does not write
+ * (x.html) is refused rather than filled with text; the rest get the text
+ * report.
  */
 static int output_format(const char *path, enum mt_format *fmt)
 {
 	static const char *const foreign[] = {
-		".json", ".html", ".htm", ".xml", ".csv", ".yaml", ".yml",
+		".html", ".htm", ".xml", ".csv", ".yaml", ".yml",
 		".pdf", ".png", ".jpg", ".dot", NULL,
 	};
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -672,9 +726,11 @@ static int output_format(const char *path, enum mt_format *fmt)
 		*fmt = MT_FMT_PPROF;
 	else if (ends_with(path, ".svg"))
 		*fmt = MT_FMT_SVG;
+	else if (ends_with(path, ".json"))
+		*fmt = MT_FMT_JSON;
 	for (size_t i = 0; ext && ext != base && foreign[i]; i++) {
 		if (strcasecmp(ext, foreign[i]) == 0) {
-			fprintf(stderr, "memtrace: -o %s: memtrace does not write %s; -o FILE writes the text report, pprof for FILE.pb.gz, a flame graph for FILE.svg (or name a format: --text=, --leaks=, --folded=, --raw=, --pprof, --svg)\n",
+			fprintf(stderr, "memtrace: -o %s: memtrace does not write %s; -o FILE writes the text report, pprof for FILE.pb.gz, a flame graph for FILE.svg, JSON for FILE.json (or name a format: --text=, --leaks=, --folded=, --raw=, --pprof, --svg)\n",
 				path, foreign[i]);
 			return -1;
 		}

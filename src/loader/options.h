@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "render.h"
 #include "units.h"
+#include "view.h"
 
 #define MT_MAX_OUTPUTS 8
 
@@ -62,6 +63,8 @@ struct mt_options {
 	const char *http_token_file; /* --http-token-file: a bearer token */
 	const char *http_hosts;    /* --http-host NAME,...: Host values allowed */
 	double snapshot_interval;  /* --snapshot-interval: the page's snapshots */
+	struct mt_view_spec view;  /* --focus, --ignore, ... (view.h) */
+	const char *list;          /* --list REGEX: annotated source */
 	struct mt_output outputs[MT_MAX_OUTPUTS];
 	size_t noutputs;       /* resolved: every format with its destination */
 };

@@ -10,7 +10,7 @@ int mt_report_growth(const struct mt_options *o,
 		     const struct mt_render_opts *ropts)
 {
 	struct mt_growth_opts go = { o->metric, o->top_n, (uint32_t)o->only_pid,
-				     o->comm, lim };
+				     o->comm, lim, &o->view };
 	struct mt_render_opts r = *ropts;
 	struct mt_text_series series;
 	struct mt_growth g;

@@ -14,6 +14,7 @@
 #include "record.h"
 #include "blocks.h"
 #include "filter.h"
+#include "view.h"
 
 struct mt_render_opts mt_reports_opts(const struct mt_options *o,
 				      bool exited_child)
@@ -23,6 +24,7 @@ struct mt_render_opts mt_reports_opts(const struct mt_options *o,
 			  .unit = o->unit },
 		.leaks = { .min_age_ns = o->min_age_ns, .top_n = o->top_n,
 			   .unit = o->unit },
+		.list = o->list,
 	};
 
 	/* A command that has exited leaked whatever it did not free. */
@@ -87,6 +89,8 @@ static int render(const struct mt_options *o, struct mt_raw_profile *raw,
 		ret = mt_profile_add_blocks(&prof, raw);
 	if (!ret) /* the header's totals, for the processes kept */
 		ret = mt_profile_filter(&prof, 0, o->comm);
+	if (!ret) /* pprof's views: --focus, --hide, ... */
+		ret = mt_profile_view(&prof, &o->view);
 	if (ret)
 		mt_fail("cannot symbolise the profile: %s", strerror(-ret));
 	else

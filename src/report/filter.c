@@ -198,3 +198,8 @@ void mt_raw_profile_filter(struct mt_raw_profile *raw, const char *comm)
 			raw->blocks[n++] = raw->blocks[i];
 	raw->nblocks = n;
 }
+
+void mt_profile_recount(struct mt_profile *p)
+{
+	recount(p);
+}

@@ -34,4 +34,7 @@ int mt_profile_filter(struct mt_profile *p, uint32_t pid, const char *comm);
  */
 void mt_raw_profile_filter(struct mt_raw_profile *raw, const char *comm);
 
+/* Sum the header's allocated/freed and mmap totals again from P's samples. */
+void mt_profile_recount(struct mt_profile *p);
+
 #endif

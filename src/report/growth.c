@@ -24,6 +24,8 @@ static int read_one(const char *path, const struct mt_growth_opts *o,
 		return ret;
 	}
 	ret = mt_profile_filter(p, o->only_pid, o->comm);
+	if (!ret && o->view)
+		ret = mt_profile_view(p, o->view);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		mt_profile_free(p);

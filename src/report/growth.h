@@ -19,6 +19,7 @@
 #include "itab.h"
 #include "pprof_read.h"
 #include "profile.h"
+#include "view.h"
 
 struct mt_growth_opts {
 	enum mt_value metric;   /* what must have grown; the series' values */
@@ -26,6 +27,7 @@ struct mt_growth_opts {
 	uint32_t only_pid;      /* report -p: that process only (0: all) */
 	const char *comm;       /* --comm: processes of that name (NULL: all) */
 	const struct mt_pprof_limits *lim;  /* for each file (NULL: defaults) */
+	const struct mt_view_spec *view;    /* --focus, ... (NULL: none) */
 };
 
 /* One of the top stacks: its frames (canonical, see below), its values. */

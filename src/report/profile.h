@@ -89,6 +89,7 @@ struct mt_summary {
 	enum mt_at { MT_AT_END = 0, MT_AT_PEAK, MT_AT_TIME } at;
 	double at_s;
 	struct mt_tl_summary timeline; /* peaks in use, sparklines */
+	char view[512];       /* pprof's views applied (view.h), "" if none */
 };
 
 struct mt_raw_stack {

@@ -9,9 +9,11 @@
 
 #include "flame_svg.h"
 #include "folded.h"
+#include "json.h"
 #include "outfile.h"
 #include "pprof_write.h"
 #include "raw.h"
+#include "source_list.h"
 
 static bool same_dest(const char *a, const char *b)
 {
@@ -40,6 +42,11 @@ static int write_one(FILE *f, const struct mt_output *out,
 		return mt_write_raw(f, raw, p);
 	case MT_FMT_SVG:
 		return mt_write_flame_svg(f, p, o->text.metric, NULL);
+	case MT_FMT_JSON:
+		return mt_write_json(f, p, o->text.metric, o->text.cum);
+	case MT_FMT_LIST:
+		return mt_write_source_list(f, p, o->list, o->text.metric,
+					    o->text.unit);
 	case MT_FMT_PPROF:
 		break;
 	}
@@ -132,6 +139,8 @@ int mt_render(const struct mt_output *outs, size_t n,
 			ret = write_one(f, &outs[j], p, raw, o);
 		}
 		ret = close_dest(&of, f, ret);
+		if (ret == -ESRCH) /* --list matched nothing: said */
+			return -1;
 		if (ret)
 			return fail(outs[i].path, ret);
 	}

@@ -14,6 +14,8 @@
 enum mt_format {
 	MT_FMT_TEXT, MT_FMT_FOLDED, MT_FMT_LEAKS, MT_FMT_RAW, MT_FMT_PPROF,
 	MT_FMT_SVG,  /* a flame graph: a document of its own, never shared */
+	MT_FMT_JSON, /* the profile for scripts (json.h) */
+	MT_FMT_LIST, /* --list: source lines with their values (source_list.h) */
 };
 
 struct mt_output {
@@ -24,6 +26,7 @@ struct mt_output {
 struct mt_render_opts {
 	struct mt_text_opts text;   /* its metric also serves --folded, --svg */
 	struct mt_leak_opts leaks;
+	const char *list;           /* MT_FMT_LIST: functions matching it */
 };
 
 /*

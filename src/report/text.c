@@ -51,6 +51,8 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 			s->at_s);
 	else if (s->at == MT_AT_TIME)
 		fprintf(out, "moment: %.2f s (--at)\n", s->at_s);
+	if (s->view[0])
+		fprintf(out, "view: %s\n", s->view);
 	if (s->delta)
 		fprintf(out, "alloc figures: since %.2f s (--delta); totals below: whole trace\n",
 			s->delta_since_s);

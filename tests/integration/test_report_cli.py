@@ -1,7 +1,7 @@
 """What a new user runs into with reports and the command line (issue 24):
 compound durations (`--at 2h30m`, as README shows), the moment a recording's
 interval profile is labelled with, `--count N` writing N reports in all,
-`-o x.json` refused in one line, `memtrace report` of a file that is no
+`-o x.json` writes JSON, `-o x.html` refused in one line, `memtrace report` of a file that is no
 profile naming what it tried, `--raw` of a saved profile, a Go program's
 note, the completion of `--folded=`, the man page and the README."""
 
@@ -86,17 +86,28 @@ def _count_one():
 
 @test("reportcli.output_extension", needs=("memtrace",))
 def _json():
-    out = os.path.join(mtlib.TMPDIR, "reportcli.x.json")
+    """-o picks the format by the name: x.json writes JSON (the --json
+    schema), x.html (a format memtrace does not write) is refused in one
+    line naming the formats, and writes nothing."""
+    import json
+    out = os.path.join(mtlib.TMPDIR, "reportcli.x.html")
     res = mtlib.run_memtrace(["report", GO_PROFILE, "-o", out])
-    mtlib.check_one_line_error(res, "-o x.json", mention=(".json",))
-    check("pb.gz" in res.stderr and ".svg" in res.stderr, "the error does not name the formats: %r" % res.stderr)
-    check(not os.path.exists(out), "-o x.json wrote a file")
+    mtlib.check_one_line_error(res, "-o x.html", mention=(".html",))
+    check("pb.gz" in res.stderr and ".svg" in res.stderr and ".json" in res.stderr,
+          "the error does not name the formats: %r" % res.stderr)
+    check(not os.path.exists(out), "-o x.html wrote a file")
+    js = os.path.join(mtlib.TMPDIR, "reportcli.x.json")
+    res = mtlib.run_memtrace(["report", GO_PROFILE, "-o", js])
+    check_eq(res.rc, 0, "-o x.json", res.stderr)
+    with open(js) as f:
+        doc = json.load(f)
+    check(isinstance(doc, dict) and doc.get("functions"), "-o x.json: no functions in %r" % str(doc)[:300])
     # A name for text, and the explicit format, still work.
     txt = os.path.join(mtlib.TMPDIR, "reportcli.x.txt")
     res = mtlib.run_memtrace(["report", GO_PROFILE, "-o", txt])
     check_eq(res.rc, 0, "-o x.txt", res.stderr)
     res = mtlib.run_memtrace(["report", GO_PROFILE, "--text", "-o", out])
-    check_eq(res.rc, 0, "--text -o x.json (the format named)", res.stderr)
+    check_eq(res.rc, 0, "--text -o x.html (the format named)", res.stderr)
 
 
 @test("reportcli.not_a_profile", needs=("memtrace",))

@@ -155,3 +155,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # --http's Host, Origin and token checks (src/loader/http_guard.c).
 -include tests/unit/http_guard.mk
+
+# pprof's views (src/report/view.c), which growth.c uses too.
+-include tests/unit/view.mk
