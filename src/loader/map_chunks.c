@@ -47,7 +47,7 @@ static int add_chunk(struct mt_map_chunks *c)
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
 	char *at = (char *)c->base + c->chunk_bytes * c->nchunks;
 	uint32_t key = c->nchunks;
-	int fd, ret = 0;
+	int fd, ret;
 	void *p;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, c->name, sizeof(uint32_t),
@@ -56,17 +56,19 @@ static int add_chunk(struct mt_map_chunks *c)
 		return -errno;
 	p = mmap(at, c->chunk_bytes, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, fd, 0);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
 		ret = -errno;
-	else if (bpf_map_update_elem(c->outer_fd, &key, &fd, BPF_ANY))
-		ret = -errno;
-	if (ret && p != MAP_FAILED)
-		mmap(at, c->chunk_bytes, PROT_NONE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-		     -1, 0);
-	if (ret) {
 		close(fd);
 		return ret;
+	}
+	if (bpf_map_update_elem(c->outer_fd, &key, &fd, BPF_ANY)) {
+		ret = -errno;
+		/* Back to reserved address space. */
+		p = mmap(at, c->chunk_bytes, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				 MAP_FIXED, -1, 0);
+		close(fd);
+		return p == MAP_FAILED ? -errno : ret;
 	}
 	c->fds[c->nchunks++] = fd;
 	return 0;
