@@ -107,14 +107,18 @@ static __always_inline int session_is_return(void)
 }
 
 /*
- * Preallocated (up to MT_PREALLOC_MAX_ALLOCS entries; the loader sets
- * BPF_F_NO_PREALLOC above): an element made on demand comes from the
- * kernel's BPF allocator, whose refills and frees at its watermarks are
- * irq_work, a self-IPI; on a virtual machine that cost some 170 ns of
- * every free and of every allocation's return.
+ * Made on demand, so that the kernel memory follows what is live (a
+ * preallocated map of the default 1,048,576 entries took 126 MB at the
+ * start): an element comes from the kernel's BPF allocator, whose per-CPU
+ * cache is refilled by irq_work (a self-IPI) every 48 allocations while
+ * the blocks held grow, some 500 ns of each allocation's return program
+ * then on a VM; a program that frees as much as it allocates pays
+ * nothing more.  The update fails (a counted drop) once max_entries are
+ * held: --max-allocs is a ceiling.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MT_DEFAULT_MAX_ALLOCS);
 	__type(key, struct mt_alloc_key);
 	__type(value, struct mt_alloc_info);

@@ -13,18 +13,21 @@
 /* Stack id 0 means "no stack could be recorded" (see the drop counters). */
 #define MT_STACK_NONE 0ULL
 
-/* Default map sizes; both can be changed with --max-allocs/--max-stacks. */
+/* Default map sizes; both can be changed with --max-allocs/--max-stacks.
+ * Ceilings: "allocs" holds what is live (made on demand), its bucket
+ * array alone (16 bytes per power-of-two bucket) is made at the start. */
 #define MT_DEFAULT_MAX_ALLOCS (1U << 20)
 #define MT_DEFAULT_MAX_STACKS (1U << 16)
-/* "allocs" is preallocated up to this many entries (some 100 bytes of
- * kernel memory each), made on demand beyond. */
-#define MT_PREALLOC_MAX_ALLOCS (1U << 20)
 /* Processes kept at once: names, execs, followed, timeline slots. */
 #define MT_MAX_PROCS 32768
 /* The signal ld.so's hook sends a process held for the loader (dl_hold). */
 #define MT_DL_HOLD_SIGNAL 23 /* SIGURG */
-/* Unwind table rows (8 bytes each): libc has some 25k, python3 61k. */
+/* Unwind table rows (8 bytes each): libc has some 25k, python3 61k.  A
+ * ceiling: rows and page indices are kept in chunks made as the tables
+ * loaded need them (src/loader/map_chunks.c). */
 #define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 21)
+#define MT_UW_ROWS_CHUNK_SHIFT 15   /* 32,768 rows (256 KiB) a chunk */
+#define MT_UW_PAGES_CHUNK_SHIFT 12  /* 4,096 page indices (32 KiB) a chunk */
 
 /*
  * Kinds of probed functions, by where their arguments are and what their

@@ -39,25 +39,65 @@
 /* --unwind (enum mt_unwind_mode), set by the loader before load. */
 const volatile __u32 unwind_mode = MT_UNWIND_FP;
 
-/* Rows of every loaded table, back to back; the loader writes them
- * through mmap() and sizes the map before load. */
-struct {
+/* Rows of every loaded table, back to back, in chunks of
+ * 1 << MT_UW_ROWS_CHUNK_SHIFT: row i is row i % chunk of the chunk in
+ * slot i / chunk.  The loader makes each chunk (an mmap()able array) when
+ * the tables need it, writes the rows through mmap() and sizes the outer
+ * map (the ceiling) before load. */
+struct uw_rows_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1U << MT_UW_ROWS_CHUNK_SHIFT);
+	/* Sizes, not types: the type of a map inside another is not kept
+	 * whole in the object's BTF. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct mt_unwind_row));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct mt_unwind_row);
+	__array(values, struct uw_rows_chunk);
 } unwind_rows SEC(".maps");
 
-/* Page indices of every loaded table (struct mt_unwind_module); 64-bit,
- * as an array map's elements are 8-byte aligned in its mmap()ed memory. */
-struct {
+/* Page indices of every loaded table (struct mt_unwind_module), in
+ * chunks as the rows; 64-bit, as an array map's elements are 8-byte
+ * aligned in its mmap()ed memory. */
+struct uw_pages_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1U << MT_UW_PAGES_CHUNK_SHIFT);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u64));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__array(values, struct uw_pages_chunk);
 } unwind_pages SEC(".maps");
+
+/* Row I of the loaded tables, or NULL. */
+static __always_inline struct mt_unwind_row *uw_row(__u32 i)
+{
+	__u32 slot = i >> MT_UW_ROWS_CHUNK_SHIFT;
+	__u32 k = i & ((1U << MT_UW_ROWS_CHUNK_SHIFT) - 1);
+	void *chunk = bpf_map_lookup_elem(&unwind_rows, &slot);
+
+	return chunk ? bpf_map_lookup_elem(chunk, &k) : NULL;
+}
+
+/* Page index I of the loaded tables, or NULL. */
+static __always_inline __u64 *uw_page(__u32 i)
+{
+	__u32 slot = i >> MT_UW_PAGES_CHUNK_SHIFT;
+	__u32 k = i & ((1U << MT_UW_PAGES_CHUNK_SHIFT) - 1);
+	void *chunk = bpf_map_lookup_elem(&unwind_pages, &slot);
+
+	return chunk ? bpf_map_lookup_elem(chunk, &k) : NULL;
+}
 
 /* The loaded tables, by file.  Written last, so a table is whole once
  * it can be found. */
@@ -380,12 +420,11 @@ static __always_inline struct mt_unwind_row find_row(
 	if (k >= m->npages)
 		return none;
 	key = m->page_first + (__u32)k;
-	p = bpf_map_lookup_elem(&unwind_pages, &key);
+	p = uw_page(key);
 	if (!p)
 		return none;
 	lo = (__u32)*p;
-	key++;
-	p = bpf_map_lookup_elem(&unwind_pages, &key);
+	p = uw_page(key + 1);
 	if (!p)
 		return none;
 	hi = (__u32)*p;
@@ -393,8 +432,7 @@ static __always_inline struct mt_unwind_row find_row(
 	for (int i = 0; i < 13 && lo < hi; i++) {
 		__u32 mid = lo + (hi - lo + 1) / 2;
 
-		key = m->row_first + mid;
-		r = bpf_map_lookup_elem(&unwind_rows, &key);
+		r = uw_row(m->row_first + mid);
 		if (!r)
 			return none;
 		if (r->pc <= off)
@@ -402,8 +440,7 @@ static __always_inline struct mt_unwind_row find_row(
 		else
 			hi = mid - 1;
 	}
-	key = m->row_first + lo;
-	r = bpf_map_lookup_elem(&unwind_rows, &key);
+	r = uw_row(m->row_first + lo);
 	if (!r || r->pc > off)
 		return none;
 	return *r;

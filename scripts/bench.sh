@@ -263,6 +263,33 @@ if [ "$SNAP_BLOCKS" -gt 0 ]; then
 	wait "$pid" || rc=$?
 	echo "snaphttp 1 $p $rc" >>"$T/runs"
 fi
+# Kernel memory (the sum of memtrace's BPF maps' memlock, bench/map_memory.py):
+# an idle trace (-p of a sleeping process), and one holding SNAP_BLOCKS
+# blocks (churn --stacks 16 --blocks), with the block map made on demand
+# (the default) and preallocated as it was before (MEMTRACE_PREALLOC_ALLOCS):
+# churn's phase_ns, the time to allocate the blocks, is what each costs
+# while the blocks held grow.
+if [ "$SNAP_BLOCKS" -gt 0 ]; then
+	echo "bench.sh: kernel memory: idle, and holding $SNAP_BLOCKS blocks" >&2
+	sleep 60 &
+	idle_pid=$!
+	p=$T/kmem_idle
+	rc=0
+	python3 bench/map_memory.py "$p.mem" "$MEMTRACE" -d 3 --text=/dev/null \
+		-p "$idle_pid" >"$p.err" 2>&1 || rc=$?
+	kill "$idle_pid" 2>/dev/null || true
+	wait "$idle_pid" 2>/dev/null || true
+	echo "kmem_idle 1 $p $rc" >>"$T/runs"
+	for row in kmem_full kmem_prealloc; do
+		p=$T/$row
+		rc=0
+		env $([ $row = kmem_prealloc ] && echo MEMTRACE_PREALLOC_ALLOCS=1) \
+			python3 bench/map_memory.py "$p.mem" "$MEMTRACE" --as-root --text=/dev/null \
+			-- "$CHURN" --stacks 16 --blocks "$SNAP_BLOCKS" --hold 1000 -o "$p.churn" \
+			>"$p.err" 2>&1 || rc=$?
+		echo "$row 1 $p $rc" >>"$T/runs"
+	done
+fi
 # Unwind tables: sizes and build times (memtrace -v), for libc and python3,
 # and libstdc++ (a small C++ program built here).
 printf '#include <string>\nint main() { std::string s(100, 1); return s.size() != 100; }\n' |
@@ -503,13 +530,43 @@ def snapshot_times():
             for line in f:
                 m = re.search(r"report \d+: (\d+) blocks and (\d+) stacks read in ([\d.]+) ms, "
                               r"written in ([\d.]+) ms", line)
+                cpu = re.search(r"the read took ([\d.]+) ms of CPU", line)
                 if m and int(m.group(1)) == int(E["BENCH_SNAP_BLOCKS"]):
-                    out.append((float(m.group(3)), float(m.group(4)), int(m.group(2))))
+                    out.append((float(m.group(3)), float(m.group(4)), int(m.group(2)),
+                                float(cpu.group(1)) if cpu else None))
     if not out:
         return None
+    cpu = med(o[3] for o in out)
     return (f"snapshot while tracing, {E['BENCH_SNAP_BLOCKS']} live blocks from {out[0][2]:,} stacks: "
-            f"read in {med(o[0] for o in out) / 1000:.2f} s, written (symbolised, pprof) in "
+            f"read in {med(o[0] for o in out) / 1000:.2f} s"
+            + (f" ({cpu / 1000:.2f} s of memtrace's CPU)" if cpu is not None else "")
+            + f", written (symbolised, pprof) in "
             f"{med(o[1] for o in out) / 1000:.2f} s (median of {len(out)} reports)")
+
+def kernel_memory():
+    """The BPF maps' memory: idle, and holding SNAP_BLOCKS blocks."""
+    got = {}
+    for row in ("kmem_idle", "kmem_full", "kmem_prealloc"):
+        for _, p, rc in runs.get(row, []):
+            try:
+                mem = dict(w.split("=", 1) for w in open(p + ".mem").read().split())
+            except OSError:
+                mem = None
+            if rc != 0 or not mem:
+                return f"kernel memory run {row} failed (exit {rc}):\n{tail(p + '.err')}"
+            got[row] = (int(mem["maps_bytes_first"]), int(mem["maps_bytes_max"]), kv(p + ".churn"))
+    if len(got) < 3:
+        return None
+    mib = lambda b: f"{b / 2 ** 20:.1f} MiB"
+    full, pre = got["kmem_full"], got["kmem_prealloc"]
+    n = int(E["BENCH_SNAP_BLOCKS"])
+    line = (f"kernel memory (BPF maps): idle trace {mib(got['kmem_idle'][0])}, holding {n:,} blocks "
+            f"{mib(full[1])} (block map preallocated, as before: idle {mib(pre[0])}, at {n:,} {mib(pre[1])})")
+    if full[2] and pre[2]:
+        a, b = int(full[2]["phase_ns"]) / n, int(pre[2]["phase_ns"]) / n
+        line += (f"; allocating them: {a:,.0f} ns per allocation made on demand, {b:,.0f} preallocated"
+                 f" ({a / b:.2f}x)")
+    return line
 
 def timeline_cost():
     """Full tracing with the timeline (the default) against without, in
@@ -614,7 +671,7 @@ for n in notes:
 tc = timeline_cost()
 if tc:
     print("  " + tc)
-for extra in (interval_cost(), http_cost(), snapshot_times(), scrape_latency()):
+for extra in (interval_cost(), http_cost(), snapshot_times(), scrape_latency(), kernel_memory()):
     if extra:
         print("  " + extra)
 

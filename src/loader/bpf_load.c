@@ -198,8 +198,10 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 		bpf_program__set_autoload(skel->progs.follow_fork, false);
 	}
 	bpf_map__set_max_entries(skel->maps.allocs, o->max_allocs);
-	if (o->max_allocs > MT_PREALLOC_MAX_ALLOCS)
-		bpf_map__set_map_flags(skel->maps.allocs, BPF_F_NO_PREALLOC);
+	/* For benchmarks: the outstanding blocks preallocated, as before
+	 * they were made on demand (what that costs per call). */
+	if (getenv("MEMTRACE_PREALLOC_ALLOCS"))
+		bpf_map__set_map_flags(skel->maps.allocs, 0);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
 	skel->rodata->sample_bytes = o->sample_bytes;

@@ -11,6 +11,7 @@
 #include "itab.h"
 #include "map_walk.h"
 #include "memleak.skel.h"
+#include "stack_cache.h"
 
 void mt_collect_start(struct memleak_bpf *skel)
 {
@@ -94,79 +95,50 @@ static int reserve(void **v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-/* The stacks map read whole (by mt_collect), indexed by stack id. */
-struct stack_table {
-	struct mt_itab index;
-	struct mt_stack_ips {
-		uint64_t id;
-		uint32_t nips;
-		uint64_t *ips;
-	} *st;
-	size_t n, cap;
-};
-
-struct stack_find {
-	const struct stack_table *t;
-	uint64_t id;
-};
-
-static bool same_id(const void *ctx, uint32_t idx)
-{
-	const struct stack_find *f = ctx;
-
-	return f->t->st[idx].id == f->id;
-}
-
-/* Frames of ST up to its zero padding; returns how many. */
-static uint32_t depth_of(const struct mt_stack *st)
-{
-	uint32_t n = 0;
-
-	while (n < MT_MAX_STACK_DEPTH && st->ips[n])
-		n++;
-	return n;
-}
-
 /*
- * The frames of stack ID into RS: from T when the map was read whole and
- * has it, else looked up in map STACKS_FD.  An unknown id gives no frames.
+ * The frames of every stack read so far, kept from one read to the next
+ * (stacks never change: stack_cache.h).  One BPF object is read at a
+ * time; the cache notices a new one by its map's id.
  */
-static int stack_ips(const struct stack_table *t, int stacks_fd, __u64 id,
-		     struct mt_raw_stack *rs)
-{
-	struct stack_find key = { t, id };
-	const void *ips = NULL;
-	struct mt_stack st;
-	uint32_t n = 0, idx;
+static struct mt_stack_cache stack_cache;
 
-	rs->nips = 0;
-	rs->ips = NULL;
-	if (id == MT_STACK_NONE)
-		return 0;
-	if (t && mt_itab_find(&t->index, id, same_id, &key, &idx)) {
-		n = t->st[idx].nips;
-		ips = t->st[idx].ips;
-	} else if (bpf_map_lookup_elem(stacks_fd, &id, &st) == 0) {
-		/* Not in T: stored after T was read (a snapshot). */
-		n = depth_of(&st);
-		ips = st.ips;
-	}
-	if (n == 0)
-		return 0;
-	rs->ips = malloc(n * sizeof(*rs->ips));
-	if (!rs->ips)
-		return -ENOMEM;
-	memcpy(rs->ips, ips, n * sizeof(*rs->ips));
-	rs->nips = n;
-	return 0;
+void mt_collect_forget_stacks(void)
+{
+	mt_stack_cache_free(&stack_cache);
 }
 
-static void stack_table_free(struct stack_table *t)
+uint64_t mt_collect_stacks_read(void)
 {
-	for (size_t i = 0; i < t->n; i++)
-		free(t->st[i].ips);
-	free(t->st);
-	mt_itab_free(&t->index);
+	return stack_cache.read;
+}
+
+/* Give the stacks of RAW from index S0 their frames, from the cache,
+ * which reads those it has not seen from map STACKS_FD first. */
+static int stacks_frames(struct mt_raw_profile *raw, size_t s0, int stacks_fd)
+{
+	size_t n = raw->nstacks - s0;
+	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+	int ret = ids ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && ids; i++)
+		ids[i] = raw->stacks[s0 + i].stack_id;
+	if (!ret)
+		ret = mt_stack_cache_fill(&stack_cache, stacks_fd, ids, n);
+	free(ids);
+	for (size_t i = s0; i < raw->nstacks && !ret; i++) {
+		struct mt_raw_stack *rs = &raw->stacks[i];
+		const uint64_t *ips;
+		uint32_t nips;
+
+		if (!mt_stack_cache_get(&stack_cache, rs->stack_id, &ips, &nips))
+			continue; /* no frames */
+		rs->ips = malloc(nips * sizeof(*rs->ips));
+		if (!rs->ips)
+			return -ENOMEM;
+		memcpy(rs->ips, ips, nips * sizeof(*rs->ips));
+		rs->nips = nips;
+	}
+	return ret;
 }
 
 /* When a process last exec'd (the "execs" map), sorted by pid. */
@@ -178,8 +150,6 @@ struct exec_time {
 /* Visitors' context: the profile read into, and its arrays' capacities. */
 struct read_ctx {
 	struct mt_raw_profile *raw;
-	const struct stack_table *table;  /* or NULL: look stacks up */
-	int stacks_fd;
 	size_t stacks_cap, blocks_cap;
 	struct exec_time *execs;
 	size_t nexecs, execs_cap;
@@ -240,41 +210,9 @@ static int add_stack(const void *k, const void *v, void *arg)
 	rs->category = key->category;
 	rs->alloc_bytes = st->alloc_bytes;
 	rs->alloc_objects = st->alloc_objects;
-	/* free_*: derived once the blocks are read (derive_frees). */
-	ret = stack_ips(c->table, c->stacks_fd, key->stack_id, rs);
-	if (!ret)
-		raw->nstacks++;
-	return ret;
-}
-
-/* A visitor of the stacks map: keep the frames of stack K in table ARG. */
-static int keep_stack(const void *k, const void *v, void *arg)
-{
-	struct stack_table *t = arg;
-	struct mt_stack_ips *e;
-	uint32_t n = depth_of(v);
-	uint64_t id;
-	int ret;
-
-	memcpy(&id, k, sizeof(id));
-	if (n == 0)
-		return 0;
-	ret = reserve((void **)&t->st, &t->cap, t->n, sizeof(*t->st));
-	if (ret)
-		return ret;
-	e = &t->st[t->n];
-	e->id = id;
-	e->nips = n;
-	e->ips = malloc(n * sizeof(*e->ips));
-	if (!e->ips)
-		return -ENOMEM;
-	memcpy(e->ips, ((const struct mt_stack *)v)->ips, n * sizeof(*e->ips));
-	ret = mt_itab_add(&t->index, id, (uint32_t)t->n);
-	if (ret) {
-		free(e->ips);
-		return ret;
-	}
-	t->n++;
+	/* free_*: derived once the blocks are read (derive_frees); the
+	 * frames once every stack is read (stacks_frames). */
+	raw->nstacks++;
 	return 0;
 }
 
@@ -393,22 +331,20 @@ void mt_collect_count_frees(struct mt_raw_profile *raw)
 	c[MT_CNT_MUNMAP_OBJECTS] = minus(c[MT_CNT_MMAP_OBJECTS], held[1][1]);
 }
 
-/*
- * The stacks, then the outstanding blocks, of the processes F wants; the
- * frames come from TABLE, or when it is NULL, one lookup a stack.
- */
+/* The stacks, then the outstanding blocks, of the processes F wants. */
 static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 		     const struct mt_pid_filter *f,
-		     const struct stack_table *table,
 		     struct mt_collect_live *live)
 {
-	struct read_ctx c = { raw, table, bpf_map__fd(skel->maps.stacks),
-			      raw->nstacks, raw->nblocks, NULL, 0, 0, live, 0 };
+	struct read_ctx c = { raw, raw->nstacks, raw->nblocks, NULL, 0, 0,
+			      live, 0 };
 	size_t s0 = raw->nstacks, b0 = raw->nblocks;
 	int ret = mt_map_walk(bpf_map__fd(skel->maps.stats),
 			      sizeof(struct mt_stat_key), sizeof(struct mt_stat),
 			      f, add_stack, &c);
 
+	if (!ret)
+		ret = stacks_frames(raw, s0, bpf_map__fd(skel->maps.stacks));
 	if (!ret)
 		ret = mt_map_walk(bpf_map__fd(skel->maps.execs), sizeof(uint32_t),
 				  sizeof(struct mt_exec), f, add_exec, &c);
@@ -442,19 +378,12 @@ int mt_collect_live(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 		    struct mt_collect_live *live)
 {
 	struct mt_pid_filter all = { NULL, 0, false };
-	struct stack_table table = { 0 };
 	int ret = mt_collect_counters(skel, raw->sum.counters);
 
 	if (!ret)
 		ret = read_sizes(skel, raw->sum.sizes);
-	/* Every stack is wanted: one pass over the stacks map in batches. */
 	if (!ret)
-		ret = mt_map_walk(bpf_map__fd(skel->maps.stacks), sizeof(__u64),
-				  sizeof(struct mt_stack), &all, keep_stack,
-				  &table);
-	if (!ret)
-		ret = read_maps(skel, raw, &all, &table, live);
-	stack_table_free(&table);
+		ret = read_maps(skel, raw, &all, live);
 	return ret;
 }
 
@@ -466,5 +395,5 @@ int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
 	if (n == 0)
 		return 0;
 	mt_pids_sort(pids, n);
-	return read_maps(skel, raw, &f, NULL, NULL);
+	return read_maps(skel, raw, &f, NULL);
 }

@@ -62,4 +62,11 @@ void mt_collect_count_frees(struct mt_raw_profile *raw);
 int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
 		      struct mt_raw_profile *raw);
 
+/* Free the frames of the stacks kept from one read to the next (they are
+ * kept until then, or until the maps of another BPF object are read). */
+void mt_collect_forget_stacks(void);
+
+/* Stacks copied from the kernel so far (each is read once: for -v). */
+uint64_t mt_collect_stacks_read(void);
+
 #endif

@@ -3,12 +3,14 @@
 #include "reports.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "collect.h"
 #include "errmsg.h"
 #include "outfile.h"
 #include "record.h"
@@ -145,6 +147,17 @@ static void remove_numbered(const struct mt_options *o, unsigned seq)
 }
 
 /* Heap bytes in use in RAW's header. */
+/* This thread's CPU time in seconds (a read's own cost, whatever else
+ * the machine runs meanwhile). */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static uint64_t inuse_of(const struct mt_raw_profile *raw)
 {
 	const uint64_t *c = raw->sum.counters;
@@ -163,7 +176,8 @@ void mt_reports_now(struct mt_reports *r)
 	struct mt_process *procs;
 	size_t nblocks, nstacks, nprocs;
 	bool kept;
-	double t0, t1;
+	double t0, t1, cpu0;
+	uint64_t stacks0 = mt_collect_stacks_read();
 	int ret;
 
 	for (size_t i = 0; i < o->noutputs; i++) {
@@ -174,12 +188,14 @@ void mt_reports_now(struct mt_reports *r)
 			outs[i].path = paths[i];
 	}
 	t0 = mt_loop_now();
+	cpu0 = thread_cpu();
 	mt_tracer_procs(r->tr, &procs, &nprocs);
 	/* --record: the interval's highest sample, if one was kept. */
 	kept = o->record &&
 	       mt_keeper_take_kept(&r->ikeeper, &raw, procs, nprocs);
 	ret = kept ? 0 : mt_tracer_collect(r->tr, &raw);
 	t1 = mt_loop_now();
+	cpu0 = thread_cpu() - cpu0;
 	if (ret) {
 		raw.procs = NULL;
 		mt_raw_profile_free(&raw);
@@ -198,9 +214,10 @@ void mt_reports_now(struct mt_reports *r)
 	if (render(o, &raw, &ropts, r, outs, o->noutputs))
 		r->failed++;
 	if (o->verbose)
-		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms\n",
+		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms; the read took %.1f ms of CPU, %" PRIu64 " new stacks from the kernel\n",
 			seq, nblocks, nstacks, (t1 - t0) * 1e3,
-			(mt_loop_now() - t1) * 1e3);
+			(mt_loop_now() - t1) * 1e3, cpu0 * 1e3,
+			mt_collect_stacks_read() - stacks0);
 	fflush(stdout);
 	if (o->keep && seq > o->keep)
 		remove_numbered(o, seq - o->keep);

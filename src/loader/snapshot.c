@@ -71,20 +71,6 @@ static uint64_t block_hash(uint32_t pid, uint32_t category, uint64_t addr,
 	return mt_hash_u64(mt_raw_key_hash(pid, category, addr), ts);
 }
 
-struct find_block {
-	const struct mt_raw_block *blocks;
-	const struct mt_journal *j;
-};
-
-static bool same_block(const void *ctx, uint32_t idx)
-{
-	const struct find_block *f = ctx;
-	const struct mt_raw_block *b = &f->blocks[idx];
-
-	return b->pid == f->j->pid && b->category == f->j->category &&
-	       b->addr == f->j->addr && b->timestamp_ns == f->j->info.timestamp;
-}
-
 static uint64_t minus(uint64_t a, uint64_t b)
 {
 	return a - (b < a ? b : a);
@@ -163,91 +149,149 @@ static void place_alloc(struct mt_raw_stack *rs, const struct mt_journal *j,
 	}
 }
 
-struct block_set {
-	struct mt_itab index;      /* (pid, category, addr, ts) -> index */
-	size_t b0, cap;
-	bool *dead;                /* freed by T0 (journal) */
-	size_t ndead_cap;
+/*
+ * The blocks the journal speaks of that were allocated by T0, each once
+ * (a block may have an allocation and a free record): indexed by the
+ * block's identity, so that the blocks read (a million, perhaps) are each
+ * looked up in this small table rather than all indexed for the journal's
+ * few.
+ */
+struct journal_blocks {
+	struct mt_itab index;      /* block -> its first record's index */
+	const struct mt_journal *recs;
+	struct journal_block {
+		uint32_t rec;          /* its first record */
+		bool read;             /* among the blocks read */
+		bool freed;            /* freed by T0 */
+	} *v;
+	size_t n;
 };
 
-static int add_block(struct mt_raw_profile *raw, struct block_set *bs,
-		     const struct mt_journal *j)
+struct find_record {
+	const struct journal_blocks *jb;
+	uint32_t pid, category;
+	uint64_t addr, ts;
+};
+
+static bool same_record(const void *ctx, uint32_t idx)
 {
-	struct mt_raw_block *b;
+	const struct find_record *f = ctx;
+	const struct mt_journal *j = &f->jb->recs[f->jb->v[idx].rec];
 
-	if (raw->nblocks + 1 > bs->cap) {
-		size_t ncap = (raw->nblocks + 1) * 2;
+	return j->pid == f->pid && j->category == f->category &&
+	       j->addr == f->addr && j->info.timestamp == f->ts;
+}
 
-		b = realloc(raw->blocks, ncap * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		raw->blocks = b;
-		bs->cap = ncap;
+static struct journal_block *journal_block(const struct journal_blocks *jb,
+					   uint32_t pid, uint32_t category,
+					   uint64_t addr, uint64_t ts)
+{
+	struct find_record f = { jb, pid, category, addr, ts };
+	uint32_t idx;
+
+	if (!mt_itab_find(&jb->index, block_hash(pid, category, addr, ts),
+			  same_record, &f, &idx))
+		return NULL;
+	return &jb->v[idx];
+}
+
+static int journal_blocks_make(struct journal_blocks *jb,
+			       const struct mt_snapshot *s)
+{
+	struct journal_block *v = malloc((s->n ? s->n : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	jb->recs = s->recs;
+	jb->v = v;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct mt_journal *j = &s->recs[i];
+		struct journal_block *e;
+		int ret;
+
+		if (j->info.timestamp > s->t0_ns)
+			continue; /* allocated after T0: not held then */
+		e = journal_block(jb, j->pid, j->category, j->addr,
+				  j->info.timestamp);
+		if (!e) {
+			e = &v[jb->n];
+			*e = (struct journal_block){ .rec = (uint32_t)i };
+			ret = mt_itab_add(&jb->index,
+					  block_hash(j->pid, j->category,
+						     j->addr, j->info.timestamp),
+					  (uint32_t)jb->n);
+			if (ret)
+				return ret;
+			jb->n++;
+		}
+		if (j->kind == MT_JOURNAL_FREE && j->ns <= s->t0_ns)
+			e->freed = true;
 	}
-	b = &raw->blocks[raw->nblocks];
-	*b = (struct mt_raw_block){
+	return 0;
+}
+
+static void journal_blocks_free(struct journal_blocks *jb)
+{
+	mt_itab_free(&jb->index);
+	free(jb->v);
+}
+
+/* Append the block of record J to RAW. */
+static int add_block(struct mt_raw_profile *raw, const struct mt_journal *j)
+{
+	struct mt_raw_block *b = realloc(raw->blocks,
+					 (raw->nblocks + 1) * sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	raw->blocks = b;
+	raw->blocks[raw->nblocks++] = (struct mt_raw_block){
 		.pid = j->pid, .category = j->category, .addr = j->addr,
 		.size = j->info.size, .stack_id = j->info.stack_id,
 		.timestamp_ns = j->info.timestamp,
 		.est_bytes = j->info.est_bytes,
 		.est_objects = j->info.est_objects,
 	};
-	raw->nblocks++;
-	return mt_itab_add(&bs->index,
-			   block_hash(j->pid, j->category, j->addr,
-				      j->info.timestamp),
-			   (uint32_t)(raw->nblocks - 1 - bs->b0));
-}
-
-/* Index of the block of record J among those from b0, or -1. */
-static long find_block(const struct mt_raw_profile *raw,
-		       const struct block_set *bs, const struct mt_journal *j)
-{
-	struct find_block f = { raw->blocks + bs->b0, j };
-	uint32_t idx;
-
-	if (!mt_itab_find(&bs->index, block_hash(j->pid, j->category, j->addr,
-						 j->info.timestamp),
-			  same_block, &f, &idx))
-		return -1;
-	return (long)idx;
+	return 0;
 }
 
 /*
- * The blocks held at T0: those read (allocated by T0), those journaled
- * as allocated by T0 (perhaps stored after their bucket was read), those
- * freed after T0; less those freed by T0.
+ * The blocks held at T0: those read from B0 on (allocated by T0), and
+ * those journaled as allocated by T0 but not read (stored after their
+ * bucket was read, or freed after T0 before it was); less those freed by
+ * T0.
  */
 static int place_blocks(struct mt_snapshot *s, struct mt_raw_profile *raw,
-			struct block_set *bs)
+			size_t b0)
 {
-	int ret = 0;
+	struct journal_blocks jb = { 0 };
+	size_t out = b0, nread = raw->nblocks;
+	int ret = s->n && s->recs ? journal_blocks_make(&jb, s) : 0;
 
-	for (size_t i = 0; i < s->n && !ret; i++) {
-		const struct mt_journal *j = &s->recs[i];
-
-		if (j->info.timestamp <= s->t0_ns && find_block(raw, bs, j) < 0)
-			ret = add_block(raw, bs, j);
+	if (ret || jb.n == 0 || !jb.v) {
+		journal_blocks_free(&jb);
+		return ret;
 	}
-	/* Then out with those freed by T0 (marked, then compacted). */
-	for (size_t i = 0; i < s->n; i++) {
-		const struct mt_journal *j = &s->recs[i];
-		long idx;
+	for (size_t i = b0; i < nread; i++) {
+		const struct mt_raw_block *b = &raw->blocks[i];
+		struct journal_block *e = journal_block(&jb, b->pid, b->category,
+							b->addr,
+							b->timestamp_ns);
 
-		if (j->kind != MT_JOURNAL_FREE || j->ns > s->t0_ns)
-			continue;
-		idx = find_block(raw, bs, j);
-		if (idx >= 0)
-			raw->blocks[bs->b0 + (size_t)idx].est_objects = UINT64_MAX;
+		if (e)
+			e->read = true;
+		if (!e || !e->freed)
+			raw->blocks[out++] = *b;
 	}
-	if (!ret) {
-		size_t out = bs->b0;
+	raw->nblocks = out;
+	for (size_t i = 0; i < jb.n && !ret; i++) {
+		const struct journal_block *e = &jb.v[i];
 
-		for (size_t i = bs->b0; i < raw->nblocks; i++)
-			if (raw->blocks[i].est_objects != UINT64_MAX)
-				raw->blocks[out++] = raw->blocks[i];
-		raw->nblocks = out;
+		/* jb.v is set whenever jb.n > 0 (checked above). */
+		if (!e->read && !e->freed) // NOLINT(clang-analyzer-core.NullDereference)
+			ret = add_block(raw, &jb.recs[e->rec]);
 	}
+	journal_blocks_free(&jb);
 	return ret;
 }
 
@@ -256,7 +300,6 @@ static int fix(void *ctx, struct mt_raw_profile *raw, size_t s0, size_t b0)
 {
 	struct mt_snapshot *s = ctx;
 	struct mt_itab stacks = { 0 };
-	struct block_set bs = { .b0 = b0, .cap = raw->nblocks };
 	uint64_t *c = raw->sum.counters;
 	uint64_t read[2][2] = { { 0 } }, now[2][2] = { { 0 } };
 	int ret = 0;
@@ -275,13 +318,6 @@ static int fix(void *ctx, struct mt_raw_profile *raw, size_t s0, size_t b0)
 						       rs->stack_id),
 				  (uint32_t)(i - s0));
 	}
-	for (size_t i = b0; i < raw->nblocks && !ret; i++)
-		ret = mt_itab_add(&bs.index,
-				  block_hash(raw->blocks[i].pid,
-					     raw->blocks[i].category,
-					     raw->blocks[i].addr,
-					     raw->blocks[i].timestamp_ns),
-				  (uint32_t)(i - b0));
 	for (size_t i = 0; i < s->n && !ret; i++) {
 		const struct mt_journal *j = &s->recs[i];
 		struct mt_raw_stack *rs;
@@ -291,7 +327,7 @@ static int fix(void *ctx, struct mt_raw_profile *raw, size_t s0, size_t b0)
 			place_alloc(rs, j, s->t0_ns);
 	}
 	if (!ret)
-		ret = place_blocks(s, raw, &bs);
+		ret = place_blocks(s, raw, b0);
 	/* The counters' totals: the stacks' at T0, and what no stack kept. */
 	for (size_t i = s0; i < raw->nstacks && !ret; i++) {
 		const struct mt_raw_stack *rs = &raw->stacks[i];
@@ -305,7 +341,6 @@ static int fix(void *ctx, struct mt_raw_profile *raw, size_t s0, size_t b0)
 	c[MT_CNT_MMAP_OBJECTS] = now[1][1] + minus(c[MT_CNT_MMAP_OBJECTS], read[1][1]);
 	c[MT_CNT_SNAPSHOT_SKEW] += s->skew;
 	mt_itab_free(&stacks);
-	mt_itab_free(&bs.index);
 	return ret ? ret : s->error;
 }
 

@@ -709,6 +709,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 		mt_unwinder_free(&tr->uw);
 	if (tr->skel)
 		memleak_bpf__destroy(tr->skel);
+	mt_collect_forget_stacks();
 	if (tr->snap_on)
 		mt_snapshot_free(&tr->snap);
 	mt_timeline_free(&tr->tl);

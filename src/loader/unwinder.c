@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -20,6 +19,7 @@
 #include "startup_clock.h"
 #include "unwind_table.h"
 #include "loop.h"
+#include "map_chunks.h"
 
 /* Page indices per row, generously: a table has far fewer pages. */
 #define PAGES_PER_ROWS 4
@@ -42,26 +42,22 @@ struct mt_unwind_pending {
 
 static void *builder(void *arg);
 
+/* Chunks of MAX (a ceiling) elements, 2^SHIFT a chunk. */
+static uint32_t chunks_of(uint64_t max, unsigned shift)
+{
+	return (uint32_t)((max + (1ULL << shift) - 1) >> shift);
+}
+
 void mt_unwinder_size(struct memleak_bpf *skel, bool on, uint32_t max_rows)
 {
 	/* Without tables the maps are not used: keep them tiny. */
-	bpf_map__set_max_entries(skel->maps.unwind_rows, on ? max_rows : 1);
+	bpf_map__set_max_entries(skel->maps.unwind_rows,
+				 on ? chunks_of(max_rows, MT_UW_ROWS_CHUNK_SHIFT)
+				    : 1);
 	bpf_map__set_max_entries(skel->maps.unwind_pages,
-				 on ? max_rows / PAGES_PER_ROWS : 1);
-}
-
-static void *map_mmap(const struct bpf_map *map, size_t *len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	/* An array map's elements are 8-byte aligned. */
-	size_t elem = ((size_t)bpf_map__value_size(map) + 7) / 8 * 8;
-	size_t n = (size_t)bpf_map__max_entries(map) * elem;
-	void *p;
-
-	*len = (n + (size_t)page - 1) / (size_t)page * (size_t)page;
-	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(map), 0);
-	return p == MAP_FAILED ? NULL : p;
+				 on ? chunks_of(max_rows / PAGES_PER_ROWS,
+						MT_UW_PAGES_CHUNK_SHIFT)
+				    : 1);
 }
 
 static int on_missing(void *ctx, void *data, size_t size);
@@ -92,44 +88,46 @@ int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose)
 int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 		     bool verbose)
 {
-	struct mt_unwind_row *rows;
-	uint64_t *pages;
-	size_t rows_len, pages_len;
+	struct mt_map_chunks rows, pages;
 	int ret = 0;
 
 	if (!u->begun && (ret = mt_unwinder_start(u, on, verbose)) != 0)
 		return ret;
 	if (!u->on)
 		return 0;
-	rows = map_mmap(skel->maps.unwind_rows, &rows_len);
-	pages = map_mmap(skel->maps.unwind_pages, &pages_len);
+	ret = mt_map_chunks_init(&rows, bpf_map__fd(skel->maps.unwind_rows),
+				 "uw_rows", sizeof(struct mt_unwind_row),
+				 1U << MT_UW_ROWS_CHUNK_SHIFT,
+				 bpf_map__max_entries(skel->maps.unwind_rows));
+	if (ret)
+		return ret;
+	ret = mt_map_chunks_init(&pages, bpf_map__fd(skel->maps.unwind_pages),
+				 "uw_pages", sizeof(uint64_t),
+				 1U << MT_UW_PAGES_CHUNK_SHIFT,
+				 bpf_map__max_entries(skel->maps.unwind_pages));
+	if (ret) {
+		mt_map_chunks_free(&rows);
+		return ret;
+	}
 	u->missing = ring_buffer__new(bpf_map__fd(skel->maps.unwind_missing),
 				      on_missing, u, NULL);
-	if (!rows || !pages || !u->missing) {
+	if (!u->missing) {
 		ret = errno ? -errno : -ENOMEM;
-		goto cleanup;
+		mt_map_chunks_free(&rows);
+		mt_map_chunks_free(&pages);
+		return ret;
 	}
 	/* The builder may be at work: it sees the maps, and loads the
 	 * tables it made before, once they are all set. */
 	pthread_mutex_lock(&u->lock);
 	u->rows = rows;
 	u->pages = pages;
-	u->rows_len = rows_len;
-	u->pages_len = pages_len;
-	u->rows_cap = bpf_map__max_entries(skel->maps.unwind_rows);
-	u->pages_cap = bpf_map__max_entries(skel->maps.unwind_pages);
 	u->modules_fd = bpf_map__fd(skel->maps.unwind_modules);
 	u->vmas_fd = bpf_map__fd(skel->maps.unwind_vmas);
 	u->maps_ready = true;
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	return 0;
-cleanup:
-	if (rows)
-		munmap(rows, rows_len);
-	if (pages)
-		munmap(pages, pages_len);
-	return ret;
 }
 
 static bool known(const struct mt_unwinder *u, uint64_t dev, uint64_t ino)
@@ -154,7 +152,8 @@ static int remember(struct mt_unwinder *u, uint64_t dev, uint64_t ino)
 	return 0;
 }
 
-/* Copy T into the maps and publish it under KEY.  -ENOSPC when full. */
+/* Copy T into the maps (making the chunks it needs) and publish it under
+ * KEY.  -ENOSPC when full. */
 static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
 		      const struct mt_unwind_table *t)
 {
@@ -166,13 +165,19 @@ static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
 		.first_page = t->first_page,
 	};
 	uint32_t npages = t->nrows ? t->npages + 1 : 0;
+	struct mt_unwind_row *rows = mt_map_chunks_base(&u->rows);
+	uint64_t *pages = mt_map_chunks_base(&u->pages);
+	int ret = mt_map_chunks_reserve(&u->rows,
+					(uint64_t)u->rows_used + t->nrows);
 
-	if (t->nrows > u->rows_cap - u->rows_used ||
-	    npages > u->pages_cap - u->pages_used)
-		return -ENOSPC;
-	memcpy(u->rows + u->rows_used, t->rows, t->nrows * sizeof(*t->rows));
+	if (!ret)
+		ret = mt_map_chunks_reserve(&u->pages,
+					    (uint64_t)u->pages_used + npages);
+	if (ret)
+		return ret;
+	memcpy(rows + u->rows_used, t->rows, t->nrows * sizeof(*t->rows));
 	for (uint32_t i = 0; i < npages; i++)
-		u->pages[u->pages_used + i] = t->pages[i];
+		pages[u->pages_used + i] = t->pages[i];
 	/* The rows are in place before the table can be found. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (bpf_map_update_elem(u->modules_fd, key, &m, BPF_ANY))
@@ -202,7 +207,7 @@ static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
 
 	if (ret == -ENOSPC && !u->full++)
 		fprintf(stderr, "memtrace: unwind tables full at %u rows: stacks through %s and later files are cut short (--max-unwind-rows)\n",
-			u->rows_cap, name);
+			u->rows_used, name);
 	else if (ret && u->verbose)
 		fprintf(stderr, "memtrace: no unwind table for %s: %s\n", name,
 			strerror(-ret));
@@ -459,10 +464,8 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->wake);
 	pthread_cond_destroy(&u->idle);
-	if (u->rows)
-		munmap(u->rows, u->rows_len);
-	if (u->pages)
-		munmap(u->pages, u->pages_len);
+	mt_map_chunks_free(&u->rows);
+	mt_map_chunks_free(&u->pages);
 	ring_buffer__free(u->missing);
 	free(u->files);
 	memset(u, 0, sizeof(*u));

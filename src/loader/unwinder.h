@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "map_chunks.h"
 #include "objects.h"
 
 struct memleak_bpf;
@@ -29,11 +30,10 @@ struct ring_buffer;
 struct mt_unwinder {
 	bool on;                  /* --unwind cfi or auto */
 	bool verbose;             /* -v: a line per table */
-	struct mt_unwind_row *rows; /* the maps, mmap()ed */
-	uint64_t *pages;           /* 64-bit in the map, 32-bit in a table */
-	uint32_t rows_cap, rows_used;
-	uint32_t pages_cap, pages_used;
-	size_t rows_len, pages_len;
+	/* The maps, mmap()ed, grown as tables are loaded: rows, and page
+	 * indices (64-bit in the map, 32-bit in a table). */
+	struct mt_map_chunks rows, pages;
+	uint32_t rows_used, pages_used;
 	int modules_fd;
 	int vmas_fd;              /* the BPF side's cache of mappings */
 	struct ring_buffer *missing;
