@@ -20,7 +20,7 @@
 struct mt_tl_peak {
 	uint32_t pid;
 	char comm[16];
-	uint64_t bytes;   /* its largest in use (exact: see README) */
+	uint64_t bytes;   /* its largest in use (exact: see doc/design.md) */
 	double t;         /* seconds from the start: the end of the interval
 			     in which it was reached */
 	/* The largest in use within each cell's time span, or

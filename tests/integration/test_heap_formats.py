@@ -247,7 +247,7 @@ def _base_outputs():
 @test("formats.budget", needs=("memtrace",))
 def _budget():
     """A text profile is read within the budget --max-memory sets: about 16
-    times its size over 64 MiB (README, Saved profiles)."""
+    times its size over 64 MiB (doc/formats.md, Saved profiles)."""
     path = os.path.join(mtlib.TMPDIR, "budget.heap")
     rec = "     1:     8 [     1:     8] @ 0x1000 0x2000\n"
     with open(path, "w") as f:

@@ -4,7 +4,7 @@
                     man page and the completion where PREFIX says; the
                     installed binary runs; make uninstall removes them
   install.man       man -l renders doc/memtrace.1 without a warning; every
-                    option of --help is in it, in the README and in the
+                    option of --help is in it, in doc/usage.md and in the
                     bash completion
   install.complete  the completion, run by bash, offers options and their
                     values
@@ -20,7 +20,7 @@ from mtlib import check, check_eq, test
 
 MAN = os.path.join(mtlib.ROOT, "doc", "memtrace.1")
 COMPLETION = os.path.join(mtlib.ROOT, "completions", "memtrace")
-README = os.path.join(mtlib.ROOT, "README.md")
+USAGE = os.path.join(mtlib.ROOT, "doc", "usage.md")
 
 
 def help_options():
@@ -67,11 +67,11 @@ def _man():
     text = re.sub(r".\x08", "", res.stdout).replace("\u2010", "-").replace("\u2212", "-")
     check("NAME" in text and "memtrace report" in text, "the rendered page lacks NAME or report", text[:500])
     longs, shorts = help_options()
-    with open(README) as f:
-        readme = f.read()
+    with open(USAGE) as f:
+        usage = f.read()
     with open(COMPLETION) as f:
         completion = f.read()
-    for where, body in (("the man page", text), ("README.md", readme), ("the bash completion", completion)):
+    for where, body in (("the man page", text), ("doc/usage.md", usage), ("the bash completion", completion)):
         missing = sorted(o for o in longs if not re.search(re.escape(o) + r"(?![\w-])", body))
         check(not missing, "options of --help missing from %s: %s" % (where, " ".join(missing)))
     missing = sorted(o for o in shorts if not re.search(r"(?<![\w-])" + re.escape(o) + r"\b", text))

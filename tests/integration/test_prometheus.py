@@ -90,7 +90,7 @@ def _scrape():
         info = wait_value(base, "memtrace_build_info", 1)
         check(info and info[0][0].get("version") == mtlib.VERSION,
               "memtrace_build_info: %r, expected version %s" % (info, mtlib.VERSION), plog)
-        # The README's growth-rate query answers (a number, over the ticks).
+        # doc/http.md's growth-rate query answers (a number, over the ticks).
         # (rate needs two scrapes in its window: polled until it has them)
         expr = 'sum by (pid) (rate(memtrace_heap_allocated_bytes_total[1m]))'
         end = time.monotonic() + 30
