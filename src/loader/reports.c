@@ -144,8 +144,9 @@ void mt_reports_now(struct mt_reports *r)
 	unsigned seq = r->seq + 1;
 	struct mt_process *procs;
 	size_t nblocks, nstacks, nprocs;
+	uint64_t inuse;
 	bool kept;
-	double t0, t1;
+	double t0, t1, at;
 	int ret;
 
 	for (size_t i = 0; i < o->noutputs; i++) {
@@ -173,11 +174,13 @@ void mt_reports_now(struct mt_reports *r)
 	r->seq = seq;
 	if (to_stdout(o))
 		separator(&raw);
-	mt_record_index(o, seq, t1 - r->tr->s.start,
-			kept ? raw.sum.at_s : raw.sum.duration_s, inuse_of(&raw));
+	at = kept ? raw.sum.at_s : raw.sum.duration_s;
+	inuse = inuse_of(&raw);
 	nblocks = raw.nblocks;
 	nstacks = raw.nstacks;
-	if (render(o, &raw, &ropts, r, outs, o->noutputs))
+	/* --record: a line in the index only for a profile written. */
+	if (render(o, &raw, &ropts, r, outs, o->noutputs) ||
+	    mt_record_index(o, seq, t1 - r->tr->s.start, at, inuse))
 		r->failed++;
 	if (o->verbose)
 		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms\n",
@@ -195,12 +198,14 @@ void mt_reports_now(struct mt_reports *r)
 int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
 		     const struct mt_render_opts *ropts)
 {
-	mt_record_index(r->o, 0, r->tr->s.elapsed,
-			raw->sum.at ? raw->sum.at_s : raw->sum.duration_s,
-			inuse_of(raw));
+	double at = raw->sum.at ? raw->sum.at_s : raw->sum.duration_s;
+	uint64_t inuse = inuse_of(raw);
+
 	if (r->seq && to_stdout(r->o))
 		separator(raw);
-	return render(r->o, raw, ropts, r, r->o->outputs, r->o->noutputs);
+	if (render(r->o, raw, ropts, r, r->o->outputs, r->o->noutputs))
+		return 1;
+	return mt_record_index(r->o, 0, r->tr->s.elapsed, at, inuse) ? 1 : 0;
 }
 
 static void on_interval(void *arg, double now)
