@@ -152,3 +152,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The caches an exec stop reuses (plans per file, files per executable).
 -include tests/unit/exec_caches.mk
+
+# --delta's alloc values since the previous report (src/loader/delta.c).
+-include tests/unit/delta.mk
