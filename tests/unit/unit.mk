@@ -155,3 +155,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # --delta's alloc values since the previous report (src/loader/delta.c).
 -include tests/unit/delta.mk
+
+# The command line (src/loader/options.c).
+-include tests/unit/options.mk
