@@ -67,7 +67,7 @@ int mt_record_index(const struct mt_options *o, unsigned seq, double t_s,
 		    double at_s, uint64_t inuse)
 {
 	char path[4096], name[256], line[512];
-	struct stat st;
+	struct stat st = { 0 };
 	ssize_t n;
 	int fd, len, err;
 
@@ -75,7 +75,7 @@ int mt_record_index(const struct mt_options *o, unsigned seq, double t_s,
 	    snprintf(path, sizeof(path), "%s/%s", o->record, INDEX) >= (int)sizeof(path))
 		return 0;
 	if (seq)
-		mt_reports_numbered(PROFILE, seq, name, sizeof(name));
+		mt_reports_numbered(PROFILE, seq, o->count, name, sizeof(name));
 	else
 		snprintf(name, sizeof(name), "%s", PROFILE);
 	len = snprintf(line, sizeof(line), "%u\t%.3f\t%.3f\t%llu\t%s\n", seq,

@@ -37,11 +37,16 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
+int mt_reports_numbered(const char *path, unsigned seq, unsigned count,
+			char *buf, size_t len)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	const char *ext = strrchr(base, '.');
-	int n;
+	int n, width = 4;
+
+	/* As many digits as the last number has: the names list in order. */
+	for (unsigned c = count; c > 9999; c /= 10)
+		width++;
 
 	/* "x.pb.gz", "x.txt.gz": the number goes before both suffixes. */
 	if (ext && ext != base && ends_with(base, ".gz")) {
@@ -54,7 +59,8 @@ int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
 	}
 	if (!ext || ext == base) /* no extension, or a dot file */
 		ext = path + strlen(path);
-	n = snprintf(buf, len, "%.*s.%04u%s", (int)(ext - path), path, seq, ext);
+	n = snprintf(buf, len, "%.*s.%0*u%s", (int)(ext - path), path, width,
+		     seq, ext);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -121,8 +127,8 @@ static void remove_numbered(const struct mt_options *o, unsigned seq)
 
 	for (size_t i = 0; i < o->noutputs; i++)
 		if (o->outputs[i].path &&
-		    mt_reports_numbered(o->outputs[i].path, seq, path,
-					sizeof(path)) == 0)
+		    mt_reports_numbered(o->outputs[i].path, seq, o->count,
+					path, sizeof(path)) == 0)
 			unlink(path);
 }
 
@@ -152,8 +158,8 @@ void mt_reports_now(struct mt_reports *r)
 	for (size_t i = 0; i < o->noutputs; i++) {
 		outs[i] = o->outputs[i];
 		if (outs[i].path &&
-		    mt_reports_numbered(outs[i].path, seq, paths[i],
-					sizeof(paths[i])) == 0)
+		    mt_reports_numbered(outs[i].path, seq, o->count,
+					paths[i], sizeof(paths[i])) == 0)
 			outs[i].path = paths[i];
 	}
 	t0 = mt_loop_now();
