@@ -7,8 +7,12 @@ parts (the HTTP bridge, the unwind-table builder, the loop).
 A run passes when memtrace exits 0 with no sanitizer report on stderr and
 its final report has the numbers the program is known to have."""
 
+import contextlib
+import http.client
 import os
 import re
+import signal
+import threading
 
 import mtlib
 from mtlib import check, check_eq, test
@@ -58,3 +62,105 @@ def _asan_live_intervals():
         final = mtlib.parse_report(f.read())
     v = test_timeline.defines()
     check_eq(final.inuse, (v["A2"] + v["D"], 2), "the final report's in use")
+
+
+@contextlib.contextmanager
+def memtrace_binary(path):
+    """mtlib's memtrace (and every helper's that uses it) is PATH inside."""
+    saved = mtlib.MEMTRACE
+    mtlib.MEMTRACE = sanitized(path)
+    try:
+        yield
+    finally:
+        mtlib.MEMTRACE = saved
+
+
+def tsan_env():
+    # A race report ends the run at once with its own exit status (66).
+    return dict(os.environ, TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1")
+
+
+@test("sanitizers.tsan_http")
+def _tsan_http():
+    """--http under ThreadSanitizer: the server's threads (one per
+    connection), the bridge's requests to the loop and its snapshots
+    thread, with requests from 8 clients at once while the program
+    allocates, snapshots by POST and SIGUSR1, a ?seconds= window; then
+    the final report exact (served.c's blocks)."""
+    import test_http
+
+    saved_env = os.environ.get("TSAN_OPTIONS")
+    os.environ["TSAN_OPTIONS"] = tsan_env()["TSAN_OPTIONS"]
+    try:
+        with memtrace_binary(TSAN):
+            s = test_http.Served(["--snapshot-interval", "0.5"])
+    finally:
+        if saved_env is None:
+            os.environ.pop("TSAN_OPTIONS", None)
+        else:
+            os.environ["TSAN_OPTIONS"] = saved_env
+    try:
+        paths = ["/debug/pprof/heap", "/debug/pprof/allocs", "/metrics", "/",
+                 "/debug/pprof/heap?debug=1", "/debug/pprof/allocs?seconds=1"]
+        errors = []
+
+        def client(k):
+            for i in range(6):
+                try:
+                    if (k + i) % 5 == 0:
+                        c = http.client.HTTPConnection(s.url[len("http://"):], timeout=60)
+                        c.request("POST", "/snapshots")
+                        c.getresponse().read()
+                        c.close()
+                    else:
+                        status, _, _ = s.get(paths[(k + i) % len(paths)])
+                        if status != 200:
+                            errors.append("status %d" % status)
+                except OSError as e:
+                    errors.append(str(e))
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for k in range(5):
+            s.tick(20)
+            s.mt.signal(signal.SIGUSR1)
+        for t in threads:
+            t.join(120)
+        if not s.mt.alive():  # died: of a sanitizer report?
+            err = s.mt.err.text(5)
+            m = SAN_RE.search(err)
+            check(m is None, "sanitizer report: %s" % (m and m.group(0)), mtlib.tail(err, 60))
+        check(not errors, "requests failed: %s" % errors[:5], s.mt.details())
+        text = s.finish()
+        err = s.mt.err.text()
+        m = SAN_RE.search(err)
+        check(m is None, "sanitizer report: %s" % (m and m.group(0)), mtlib.tail(err, 60))
+        rep, flat = test_http.flat_of(text)
+        check_eq((flat.get("keep_small"), flat.get("keep_large")),
+                 (test_http.SMALL, test_http.LARGE), "bytes in use at exit", text)
+    finally:
+        s.close()
+
+
+@test("sanitizers.tsan_unwind")
+def _tsan_unwind():
+    """The unwind-table builder's thread under ThreadSanitizer: six
+    libraries without frame pointers dlopened while traced (tables built
+    as ld.so maps them), every first stack through each whole
+    (test_unwind.py's unwind.dlopen_soon, with this binary)."""
+    import test_unwind
+
+    saved_env = os.environ.get("TSAN_OPTIONS")
+    os.environ["TSAN_OPTIONS"] = tsan_env()["TSAN_OPTIONS"]
+    try:
+        with memtrace_binary(TSAN):
+            test_unwind._dlopen_soon()
+    except mtlib.Fail as e:
+        m = SAN_RE.search(e.details or "")
+        raise mtlib.Fail(("sanitizer report: " + m.group(0)) if m else str(e), e.details)
+    finally:
+        if saved_env is None:
+            os.environ.pop("TSAN_OPTIONS", None)
+        else:
+            os.environ["TSAN_OPTIONS"] = saved_env
