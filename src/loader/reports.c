@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -120,13 +121,22 @@ static void separator(const struct mt_raw_profile *raw)
 	fflush(stdout);
 }
 
+/* An output that is not a file to number: a device, FIFO or socket
+ * (-o /dev/null, a pipe) gets every report itself, no PATH.NNNN beside. */
+static bool numbered(const char *path)
+{
+	struct stat st;
+
+	return path && (stat(path, &st) || S_ISREG(st.st_mode));
+}
+
 /* Remove report number SEQ's files (beyond --keep). */
 static void remove_numbered(const struct mt_options *o, unsigned seq)
 {
 	char path[4096];
 
 	for (size_t i = 0; i < o->noutputs; i++)
-		if (o->outputs[i].path &&
+		if (numbered(o->outputs[i].path) &&
 		    mt_reports_numbered(o->outputs[i].path, seq, o->count,
 					path, sizeof(path)) == 0)
 			unlink(path);
@@ -157,7 +167,7 @@ void mt_reports_now(struct mt_reports *r)
 
 	for (size_t i = 0; i < o->noutputs; i++) {
 		outs[i] = o->outputs[i];
-		if (outs[i].path &&
+		if (numbered(outs[i].path) &&
 		    mt_reports_numbered(outs[i].path, seq, o->count,
 					paths[i], sizeof(paths[i])) == 0)
 			outs[i].path = paths[i];
