@@ -88,7 +88,7 @@ demo: deps
 	@scripts/demo.sh
 
 check: deps
-	@$(MAKE) --no-print-directory memtrace tests-progs unit-bins
+	@$(MAKE) --no-print-directory memtrace tests-progs unit-bins memtrace-asan memtrace-tsan
 	@scripts/run-tests.sh
 
 bench: deps

@@ -922,8 +922,12 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_exec e = { .ns = bpf_ktime_get_ns() };
 
+	/* A process known by its allocations, or (-- CMD) one followed
+	 * that has not allocated yet: the loader may have its old name from
+	 * /proc, read between its fork and this exec. */
 	if (trace_state != MT_TRACE_RECORDING ||
-	    !bpf_map_lookup_elem(&comms, &pid))
+	    (!bpf_map_lookup_elem(&comms, &pid) &&
+	     !(follow_only && bpf_map_lookup_elem(&followed, &pid))))
 		return 0;
 	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	bpf_map_update_elem(&execs, &pid, &e, BPF_ANY);

@@ -121,7 +121,7 @@ for f in "${srcs[@]}"; do
 done
 
 echo "lint: cppcheck on ${#srcs[@]} files" >&2
-if ! cppcheck --quiet --language=c --std=c11 \
+if ! cppcheck --quiet --language=c --std=c11 -j "$(nproc 2>/dev/null || echo 1)" \
 	--enable=warning,performance,portability \
 	--error-exitcode=1 --inline-suppr --suppress=missingIncludeSystem \
 	--library="$cfg" \

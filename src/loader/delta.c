@@ -19,9 +19,11 @@ static bool same(const void *ctx, uint32_t idx)
 	       p->stack_id == f->rs->stack_id;
 }
 
+/* V less PREV; a counter below PREV is a new one (its pid reused by a
+ * process with the same stack): all of it is new. */
 static int64_t less(int64_t v, uint64_t prev)
 {
-	return v - (int64_t)prev;
+	return v >= 0 && (uint64_t)v >= prev ? v - (int64_t)prev : v;
 }
 
 int mt_delta_apply(struct mt_delta *d, const struct mt_raw_profile *raw,

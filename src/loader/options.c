@@ -923,7 +923,7 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 		shorts++;
 	}
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc starts afresh: the '+' (or not) of this mode */
 	while ((c = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);

@@ -64,34 +64,43 @@ int mt_record_prepare(struct mt_options *o)
 	return 0;
 }
 
-void mt_record_index(const struct mt_options *o, unsigned seq, double t_s,
-		     double at_s, uint64_t inuse)
+int mt_record_index(const struct mt_options *o, unsigned seq, double t_s,
+		    double at_s, uint64_t inuse)
 {
-	char path[4096], name[256];
-	FILE *f;
-	int fd;
+	char path[4096], name[256], line[512];
+	struct stat st = { 0 };
+	ssize_t n;
+	int fd, len, err;
 
 	if (!o->record ||
 	    snprintf(path, sizeof(path), "%s/%s", o->record, INDEX) >= (int)sizeof(path))
-		return;
+		return 0;
 	if (seq)
-		mt_reports_numbered(PROFILE, seq, name, sizeof(name));
+		mt_reports_numbered(PROFILE, seq, o->count, name, sizeof(name));
 	else
 		snprintf(name, sizeof(name), "%s", PROFILE);
+	len = snprintf(line, sizeof(line), "%u\t%.3f\t%.3f\t%llu\t%s\n", seq,
+		       t_s, at_s, (unsigned long long)inuse, name);
+	/* As the user (outfile.h), not through another user's link. */
 	fd = mt_outfile_append(path, 0644);
-	if (fd < 0)
-		errno = -fd;
-	f = fd >= 0 ? fdopen(fd, "a") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		fprintf(stderr, "memtrace: --record: cannot write %s: %s\n",
-			path, mt_outfile_strerror(errno));
-		return;
+	err = fd < 0 ? -fd : fstat(fd, &st) ? errno : 0;
+	/* A line that cannot all be written (a full disk) is taken back, so
+	 * that the index never ends in part of a line. */
+	for (size_t done = 0; !err && done < (size_t)len; done += (size_t)n) {
+		n = write(fd, line + done, (size_t)len - done);
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			if (done && ftruncate(fd, st.st_size))
+				err = errno;
+		}
 	}
-	fprintf(f, "%u\t%.3f\t%.3f\t%llu\t%s\n", seq, t_s, at_s,
-		(unsigned long long)inuse, name);
-	fclose(f);
+	if (fd >= 0 && close(fd) && !err)
+		err = errno;
+	if (!err)
+		return 0;
+	fprintf(stderr, "memtrace: --record: cannot write %s: %s\n", path,
+		mt_outfile_strerror(err));
+	return -1;
 }
 
 struct entry {

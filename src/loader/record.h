@@ -22,9 +22,12 @@
  */
 int mt_record_prepare(struct mt_options *o);
 
-/* One profile written: its line in DIR/index.tsv (SEQ 0: the final). */
-void mt_record_index(const struct mt_options *o, unsigned seq, double t_s,
-		     double at_s, uint64_t inuse);
+/*
+ * One profile written: its line in DIR/index.tsv (SEQ 0: the final).  0, or
+ * -1 after a message (the line is then not in the index, not even part).
+ */
+int mt_record_index(const struct mt_options *o, unsigned seq, double t_s,
+		    double at_s, uint64_t inuse);
 
 /*
  * memtrace report DIR: the file of DIR to render, as O's --at says (the

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,11 +43,16 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
+int mt_reports_numbered(const char *path, unsigned seq, unsigned count,
+			char *buf, size_t len)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	const char *ext = strrchr(base, '.');
-	int n;
+	int n, width = 4;
+
+	/* As many digits as the last number has: the names list in order. */
+	for (unsigned c = count; c > 9999; c /= 10)
+		width++;
 
 	/* "x.pb.gz", "x.txt.gz": the number goes before both suffixes. */
 	if (ext && ext != base && ends_with(base, ".gz")) {
@@ -59,7 +65,8 @@ int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len)
 	}
 	if (!ext || ext == base) /* no extension, or a dot file */
 		ext = path + strlen(path);
-	n = snprintf(buf, len, "%.*s.%04u%s", (int)(ext - path), path, seq, ext);
+	n = snprintf(buf, len, "%.*s.%0*u%s", (int)(ext - path), path, width,
+		     seq, ext);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -134,15 +141,24 @@ static void separator(const struct mt_raw_profile *raw)
 	fflush(stdout);
 }
 
+/* An output that is not a file to number: a device, FIFO or socket
+ * (-o /dev/null, a pipe) gets every report itself, no PATH.NNNN beside. */
+static bool numbered(const char *path)
+{
+	struct stat st;
+
+	return path && (stat(path, &st) || S_ISREG(st.st_mode));
+}
+
 /* Remove report number SEQ's files (beyond --keep). */
 static void remove_numbered(const struct mt_options *o, unsigned seq)
 {
 	char path[4096];
 
 	for (size_t i = 0; i < o->noutputs; i++)
-		if (o->outputs[i].path &&
-		    mt_reports_numbered(o->outputs[i].path, seq, path,
-					sizeof(path)) == 0)
+		if (numbered(o->outputs[i].path) &&
+		    mt_reports_numbered(o->outputs[i].path, seq, o->count,
+					path, sizeof(path)) == 0)
 			mt_outfile_unlink(path);
 }
 
@@ -175,16 +191,17 @@ void mt_reports_now(struct mt_reports *r)
 	unsigned seq = r->seq + 1;
 	struct mt_process *procs;
 	size_t nblocks, nstacks, nprocs;
+	uint64_t inuse;
 	bool kept;
-	double t0, t1, cpu0;
+	double t0, t1, cpu0, at;
 	uint64_t stacks0 = mt_collect_stacks_read();
 	int ret;
 
 	for (size_t i = 0; i < o->noutputs; i++) {
 		outs[i] = o->outputs[i];
-		if (outs[i].path &&
-		    mt_reports_numbered(outs[i].path, seq, paths[i],
-					sizeof(paths[i])) == 0)
+		if (numbered(outs[i].path) &&
+		    mt_reports_numbered(outs[i].path, seq, o->count,
+					paths[i], sizeof(paths[i])) == 0)
 			outs[i].path = paths[i];
 	}
 	t0 = mt_loop_now();
@@ -207,11 +224,13 @@ void mt_reports_now(struct mt_reports *r)
 	r->seq = seq;
 	if (to_stdout(o))
 		separator(&raw);
-	mt_record_index(o, seq, t1 - r->tr->s.start,
-			kept ? raw.sum.at_s : raw.sum.duration_s, inuse_of(&raw));
+	at = kept ? raw.sum.at_s : raw.sum.duration_s;
+	inuse = inuse_of(&raw);
 	nblocks = raw.nblocks;
 	nstacks = raw.nstacks;
-	if (render(o, &raw, &ropts, r, outs, o->noutputs))
+	/* --record: a line in the index only for a profile written. */
+	if (render(o, &raw, &ropts, r, outs, o->noutputs) ||
+	    mt_record_index(o, seq, t1 - r->tr->s.start, at, inuse))
 		r->failed++;
 	if (o->verbose)
 		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms; the read took %.1f ms of CPU, %" PRIu64 " new stacks from the kernel\n",
@@ -226,12 +245,14 @@ void mt_reports_now(struct mt_reports *r)
 int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
 		     const struct mt_render_opts *ropts)
 {
-	mt_record_index(r->o, 0, r->tr->s.elapsed,
-			raw->sum.at ? raw->sum.at_s : raw->sum.duration_s,
-			inuse_of(raw));
+	double at = raw->sum.at ? raw->sum.at_s : raw->sum.duration_s;
+	uint64_t inuse = inuse_of(raw);
+
 	if (r->seq && to_stdout(r->o))
 		separator(raw);
-	return render(r->o, raw, ropts, r, r->o->outputs, r->o->noutputs);
+	if (render(r->o, raw, ropts, r, r->o->outputs, r->o->noutputs))
+		return 1;
+	return mt_record_index(r->o, 0, r->tr->s.elapsed, at, inuse) ? 1 : 0;
 }
 
 static void on_interval(void *arg, double now)

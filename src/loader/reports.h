@@ -67,9 +67,10 @@ void mt_reports_say_empty(const struct mt_profile *p);
 
 /*
  * PATH with ".NNNN" before its extension ("heap.pb.gz" -> "heap.0001.pb.gz",
- * "out.txt" -> "out.0001.txt", "out" -> "out.0001") into BUF.  0, or
- * -ENAMETOOLONG.
+ * "out.txt" -> "out.0001.txt", "out" -> "out.0001") into BUF: 4 digits, or
+ * those of COUNT (--count, the last number) if more.  0, or -ENAMETOOLONG.
  */
-int mt_reports_numbered(const char *path, unsigned seq, char *buf, size_t len);
+int mt_reports_numbered(const char *path, unsigned seq, unsigned count,
+			char *buf, size_t len);
 
 #endif

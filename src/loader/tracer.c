@@ -566,8 +566,12 @@ static int append_raw(struct mt_raw_profile *to, struct mt_raw_profile *from,
 	if (!bl)
 		return -ENOMEM;
 	to->blocks = bl;
-	memcpy(st + to->nstacks, from->stacks, from->nstacks * sizeof(*st));
-	memcpy(bl + to->nblocks, from->blocks, from->nblocks * sizeof(*bl));
+	/* FROM's arrays are NULL while nothing has exited: memcpy's are not
+	 * allowed to be, even for 0 bytes. */
+	if (from->nstacks)
+		memcpy(st + to->nstacks, from->stacks, from->nstacks * sizeof(*st));
+	if (from->nblocks)
+		memcpy(bl + to->nblocks, from->blocks, from->nblocks * sizeof(*bl));
 	for (size_t i = 0; copy && i < from->nstacks; i++) {
 		struct mt_raw_stack *s = &st[to->nstacks + i];
 		uint64_t *ips = s->nips ? malloc(s->nips * sizeof(*ips)) : NULL;

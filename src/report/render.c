@@ -91,7 +91,10 @@ static int close_dest(struct mt_outfile *of, FILE *f, int ret)
 {
 	if (ret > 0)
 		ret = -EIO;
-	if (fflush(f) && !ret)
+	/* A write failed (ferror, -EIO): flushed again, it says why (ENOSPC). */
+	if (ret == -EIO && ferror(f))
+		clearerr(f);
+	if (fflush(f) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (f == stdout)
 		return ret;

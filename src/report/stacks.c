@@ -21,7 +21,7 @@ static int cmp_stack(const void *a, const void *b, void *arg)
 
 	if (c->by_pid && x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	r = memcmp(x->frames, y->frames, n * sizeof(*x->frames));
+	r = n ? memcmp(x->frames, y->frames, n * sizeof(*x->frames)) : 0;
 	if (r)
 		return r;
 	if (x->nframes != y->nframes)
@@ -58,8 +58,9 @@ int mt_stacks_group(const struct mt_profile *p, bool by_pid,
 
 			same = r->nframes == s->nframes &&
 			       (!by_pid || r->pid == s->pid) &&
-			       memcmp(r->frames, s->frames,
-				      s->nframes * sizeof(*s->frames)) == 0;
+			       (!s->nframes || /* frames NULL */
+				memcmp(r->frames, s->frames,
+				       s->nframes * sizeof(*s->frames)) == 0);
 		}
 		if (!same)
 			g[ng++].sample = order[i];

@@ -231,7 +231,10 @@ int mt_tl_svg_write(const char *path, const struct mt_tl_data *d)
 	}
 	of.fd = -1; /* fclose closes it */
 	ret = mt_tl_write_svg(f, d);
-	if (fclose(f) && !ret)
+	/* A write failed (ferror, -EIO): flushed again, it says why (ENOSPC). */
+	if (ret == -EIO && ferror(f))
+		clearerr(f);
+	if (fclose(f) && (!ret || ret == -EIO))
 		ret = -errno;
 	if (ret) {
 		mt_outfile_abort(&of);

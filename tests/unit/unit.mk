@@ -158,3 +158,9 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # pprof's views (src/report/view.c), which growth.c uses too.
 -include tests/unit/view.mk
+
+# --delta's alloc values since the previous report (src/loader/delta.c).
+-include tests/unit/delta.mk
+
+# The command line (src/loader/options.c).
+-include tests/unit/options.mk

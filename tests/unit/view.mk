@@ -13,7 +13,8 @@ $(VIEW_UNIT_OBJS_ASAN): $(BUILD)/unit-objs-asan/%.o: src/report/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/unit/test_view $(BUILD)/tests/unit/test_growth: $(VIEW_UNIT_OBJS)
-$(BUILD)/tests/unit/test_view-asan $(BUILD)/tests/unit/test_growth-asan: $(VIEW_UNIT_OBJS_ASAN)
+# options.c checks the views' expressions as it parses them (test_options).
+$(BUILD)/tests/unit/test_view $(BUILD)/tests/unit/test_growth $(BUILD)/tests/unit/test_options: $(VIEW_UNIT_OBJS)
+$(BUILD)/tests/unit/test_view-asan $(BUILD)/tests/unit/test_growth-asan $(BUILD)/tests/unit/test_options-asan: $(VIEW_UNIT_OBJS_ASAN)
 
 -include $(VIEW_UNIT_OBJS:.o=.d) $(VIEW_UNIT_OBJS_ASAN:.o=.d)
