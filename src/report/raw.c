@@ -36,6 +36,20 @@ static const struct mt_map *map_of(const struct mt_profile *p, uint32_t pid,
 	return NULL;
 }
 
+/* S's frames, leaf first, with their file and line. */
+static void write_frames(FILE *out, const struct mt_profile *p,
+			 const struct mt_sample *s)
+{
+	for (size_t k = 0; k < s->nframes; k++) {
+		const struct mt_frame *f = &p->frames[s->frames[k]];
+
+		fprintf(out, "  frame #%-3zu %s", k, f->function);
+		if (f->file)
+			fprintf(out, " %s:%d", f->file, f->line);
+		fputs(f->inlined ? " (inlined)\n" : "\n", out);
+	}
+}
+
 /*
  * A saved profile: its samples as they are, a location's address per
  * frame that is not inlined (module+file offset), then the frames.
@@ -68,14 +82,7 @@ static int write_saved(FILE *out, const struct mt_profile *p)
 			else
 				fputs("[no module]\n", out);
 		}
-		for (size_t k = 0; k < s->nframes; k++) {
-			const struct mt_frame *f = &p->frames[s->frames[k]];
-
-			fprintf(out, "  frame #%-3zu %s", k, f->function);
-			if (f->file)
-				fprintf(out, " %s:%d", f->file, f->line);
-			fputs(f->inlined ? " (inlined)\n" : "\n", out);
-		}
+		write_frames(out, p, s);
 	}
 	return ferror(out) ? -EIO : 0;
 }
@@ -106,14 +113,8 @@ int mt_write_raw(FILE *out, const struct mt_raw_profile *raw,
 			else
 				fputs("[no module]\n", out);
 		}
-		for (size_t k = 0; s && k < s->nframes; k++) {
-			const struct mt_frame *f = &p->frames[s->frames[k]];
-
-			fprintf(out, "  frame #%-3zu %s", k, f->function);
-			if (f->file)
-				fprintf(out, " %s:%d", f->file, f->line);
-			fputs(f->inlined ? " (inlined)\n" : "\n", out);
-		}
+		if (s)
+			write_frames(out, p, s);
 	}
 	return ferror(out) ? -EIO : 0;
 }
