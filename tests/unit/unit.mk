@@ -164,3 +164,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The command line (src/loader/options.c).
 -include tests/unit/options.mk
+
+# The HTTP bridge's reference counts (src/loader/http_bridge.c).
+-include tests/unit/http_bridge.mk
