@@ -152,8 +152,11 @@ def _symbol_stripped():
             check_eq(s.text("/debug/pprof/symbol?" + one), "num_symbols: 1\n%s %s\n" % (one, got[one]),
                      "GET /debug/pprof/symbol?ADDR")
             host = s.url[len("http://"):].encode()
+            # Refused on the declared length, before the body: only its
+            # start is sent (the server closing while 2.4 MB were still
+            # being sent made the client's write fail now and then).
             line = raw_request(s.url, b"POST /debug/pprof/symbol HTTP/1.1\r\nHost: " + host + b"\r\n"
-                               b"Content-Length: 4194304\r\n\r\n" + b"0x1+" * (600 << 10))
+                               b"Content-Length: 4194304\r\n\r\n" + b"0x1+" * 16)
             check(line.startswith("HTTP/1.1 413 "), "4 MB of addresses: %r" % line)
             s.finish()
         finally:
