@@ -52,22 +52,21 @@ bool mt_follow_comm(struct memleak_bpf *skel, uint32_t pid, char *buf,
 	return true;
 }
 
-int mt_follow_hold(struct memleak_bpf *skel, uint32_t pid, bool hold)
+int mt_follow_hold(struct memleak_bpf *skel, uint32_t pid, uint8_t stops)
 {
 	int fd = bpf_map__fd(skel->maps.dl_hold);
-	__u8 one = 1;
 
-	if (hold ? bpf_map_update_elem(fd, &pid, &one, BPF_ANY)
-		 : bpf_map_delete_elem(fd, &pid) && errno != ENOENT)
+	if (stops ? bpf_map_update_elem(fd, &pid, &stops, BPF_ANY)
+		  : bpf_map_delete_elem(fd, &pid) && errno != ENOENT)
 		return -errno;
 	return 0;
 }
 
-bool mt_follow_held(struct memleak_bpf *skel, uint32_t pid)
+uint8_t mt_follow_held(struct memleak_bpf *skel, uint32_t pid)
 {
-	__u8 v;
+	uint8_t v;
 
-	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.dl_hold), &pid, &v) == 0;
+	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.dl_hold), &pid, &v) ? 0 : v;
 }
 
 bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent)

@@ -38,11 +38,12 @@ bool mt_follow_comm(struct memleak_bpf *skel, uint32_t pid, char *buf,
 bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent);
 
 /*
- * Hold process PID at ld.so's hook (HOLD) or no longer: while held, each
- * call of the hook sends it MT_DL_HOLD_SIGNAL, for its tracer to take.
- * 0 or -errno.
+ * Hold process PID at ld.so's hook (STOPS above 0: the hold's value, the
+ * stops it made so far plus one) or no longer (0): while held, each call
+ * of the hook sends it MT_DL_HOLD_SIGNAL, for its tracer to take.
+ * 0 or -errno.  mt_follow_held: the value, 0 when not held.
  */
-int mt_follow_hold(struct memleak_bpf *skel, uint32_t pid, bool hold);
-bool mt_follow_held(struct memleak_bpf *skel, uint32_t pid);
+int mt_follow_hold(struct memleak_bpf *skel, uint32_t pid, uint8_t stops);
+uint8_t mt_follow_held(struct memleak_bpf *skel, uint32_t pid);
 
 #endif

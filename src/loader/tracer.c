@@ -232,19 +232,21 @@ static bool on_dl_hold(void *arg, pid_t pid)
 	struct mt_objects objs;
 	double t0 = mt_loop_now();
 
-	if (!mt_follow_held(tr->skel, (uint32_t)pid))
+	uint8_t held = mt_follow_held(tr->skel, (uint32_t)pid);
+
+	if (!held)
 		return false;
 	if (mt_objects_of_pid(pid, &objs)) {
-		mt_follow_hold(tr->skel, (uint32_t)pid, false);
+		mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 		return true;
 	}
-	if (mt_objects_loading(pid, &objs) && !tr->held_once) {
-		tr->held_once = true;
+	/* Each process's own count: several may exec at once. */
+	if (mt_objects_loading(pid, &objs) && held == 1) {
+		mt_follow_hold(tr->skel, (uint32_t)pid, 2);
 		mt_objects_free(&objs);
 		return true;
 	}
-	tr->held_once = false;
-	mt_follow_hold(tr->skel, (uint32_t)pid, false);
+	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 	if (tr->kind == MT_TRACER_FAMILY &&
 	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs, true, false))
 		fprintf(stderr, "memtrace: cannot probe pid %d once ld.so loaded it: not traced\n",
@@ -304,8 +306,7 @@ static void on_exec(void *arg, pid_t pid)
 			(int)pid, exe);
 	/* Held at ld.so's hook until its libraries are mapped (on_dl_hold). */
 	if (tr->kind == MT_TRACER_FAMILY && loading) {
-		tr->held_once = false;
-		mt_follow_hold(tr->skel, (uint32_t)pid, true);
+		mt_follow_hold(tr->skel, (uint32_t)pid, 1);
 	}
 	name_allocator(tr, pid, &objs);
 	t2 = mt_loop_now();

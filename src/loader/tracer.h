@@ -60,7 +60,6 @@ struct mt_tracer {
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
 	char main_alloc[600];        /* the command's allocator after an exec */
-	bool held_once;              /* a process held at ld.so's first call */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 
