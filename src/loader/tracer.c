@@ -168,18 +168,23 @@ static void one_new_files(void *arg)
 	mt_objects_free(&now);
 }
 
-/* The command's own allocator line, after an exec of its main process. */
+/* The allocator of the image PID exec'd, for the allocator line. */
 static void name_allocator(struct mt_tracer *tr, pid_t pid,
 			   const struct mt_objects *objs)
 {
 	struct mt_allocator a;
 
-	if (!tr->t || pid != tr->t->pid ||
+	char name[MT_PROC_ALLOC_NAME];
+
+	if (!tr->t ||
 	    (mt_allocator_choose(objs, tr->o->allocator, tr->o->symbol_prefix, &a) &&
 	     mt_allocator_choose(objs, NULL, tr->o->symbol_prefix, &a)))
 		return;
-	snprintf(tr->main_alloc, sizeof(tr->main_alloc), "%s %s", a.kind,
-		 objs->v[a.index].shown);
+	snprintf(name, sizeof(name), "%s %s", a.kind, objs->v[a.index].shown);
+	if (mt_proc_allocs_set(&tr->allocs, (uint32_t)pid, objs->v[a.index].dev,
+			       objs->v[a.index].ino, name))
+		fprintf(stderr, "memtrace: out of memory naming pid %d's allocator\n",
+			(int)pid);
 }
 
 /* Whether process PID's root is memtrace's (not in a chroot or container). */
@@ -608,6 +613,11 @@ static const char *family_comm(const struct mt_system *sys, pid_t pid,
 	return dflt;
 }
 
+static const char *comm_of_pid(void *arg, uint32_t pid)
+{
+	return family_comm(arg, (pid_t)pid, "?");
+}
+
 /* The header's target and allocator lines. */
 static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 {
@@ -632,10 +642,23 @@ static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 	else
 		snprintf(sum->target, sizeof(sum->target), "pid %d (%s)",
 			 (int)t->pid, tr->proc.comm);
-	if (tr->main_alloc[0]) /* what its exec'd image uses */
+	if (tr->allocs.n) { /* what each exec'd image uses */
+		char line[sizeof(sum->allocator) - 1100];
+
+		const struct mt_object *ao = mt_allocator_object(&t->alloc, &t->objs);
+
+		if (!mt_proc_allocs_of(&tr->allocs, (uint32_t)t->pid)) {
+			snprintf(line, sizeof(line), "%s %s", t->alloc.kind,
+				 mt_target_alloc_name(t));
+			(void)mt_proc_allocs_set(&tr->allocs, (uint32_t)t->pid,
+						 ao ? ao->dev : 0, ao ? ao->ino : 0,
+						 line);
+		}
+		mt_proc_allocs_line(&tr->allocs, (uint32_t)t->pid, comm_of_pid,
+				    &tr->sys, line, sizeof(line));
 		snprintf(sum->allocator, sizeof(sum->allocator), "%s%s%s",
-			 tr->main_alloc, cxx[0] ? "; C++ new/delete in " : "", cxx);
-	else
+			 line, cxx[0] ? "; C++ new/delete in " : "", cxx);
+	} else
 		snprintf(sum->allocator, sizeof(sum->allocator), "%s %s%s%s",
 			 t->alloc.kind, mt_target_alloc_name(t),
 			 cxx[0] ? "; C++ new/delete in " : "", cxx);
@@ -722,6 +745,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	mt_process_free_mods(&tr->proc);
 	mt_system_free(&tr->sys);
 	mt_libs_cache_free(&tr->libs);
+	mt_proc_allocs_free(&tr->allocs);
 	mt_bpf_cost_end(tr->cost_fd);
 	tr->cost_fd = -1;
 	tr->skel = NULL;

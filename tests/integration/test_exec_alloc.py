@@ -91,6 +91,36 @@ def _tcmalloc_env():
         check_flats(what, rep, p.funcs, metric, d)
 
 
+@test("exec_alloc.allocator_per_process")
+def _allocator_per_process():
+    """-- sh -c 'LD_PRELOAD=libtcmalloc leaks; leaks': two images of one
+    program on two allocators.  The allocator line names each with the
+    processes that used it (sh's glibc first, as the command's), and both
+    runs' calls are counted, each function twice its one run."""
+    check(os.path.exists(TCMALLOC), "%s is missing (libgoogle-perftools-dev)" % TCMALLOC)
+    p = BY_NAME["leaks"]
+    leaks = mtlib.prog_path("leaks")
+    cmd = ["sh", "-c", "LD_PRELOAD=%s %s; %s" % (TCMALLOC, leaks, leaks)]
+    res, rep, d = run_report(cmd, "alloc_objects", tag="mixed")
+    groups = [g.strip() for g in rep.allocator.split(";")]
+    check_eq(len(groups), 2, "allocator line's allocators", d)
+    glibc, tc = groups
+    check(glibc.startswith("glibc ") and "libc.so.6" in glibc,
+          "first allocator %r, expected the command's glibc" % glibc, d)
+    check(tc.startswith("tcmalloc ") and "libtcmalloc_minimal" in tc,
+          "second allocator %r, expected tcmalloc" % tc, d)
+    check_eq(glibc.count("pid "), 2, "processes named with glibc (sh, the second leaks)", d)
+    check_eq(tc.count("pid "), 1, "processes named with tcmalloc (the first leaks)", d)
+    check(" leaks)" in tc and " sh," in glibc and " leaks)" in glibc,
+          "process names on the allocator line", d)
+    bad = []
+    for name, fn in p.funcs.items():
+        got = ta.flat(rep, name)
+        if got != 2 * fn.alloc_objects:
+            bad.append("%s: %r, expected %d" % (name, got, 2 * fn.alloc_objects))
+    check(not bad, "both runs' calls: " + "; ".join(bad), d)
+
+
 def make_chroot(name):
     """A directory holding copies of leaks and waiter, libc and ld.so (other
     files than the system's: the probes must go on these)."""

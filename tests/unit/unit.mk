@@ -167,3 +167,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The HTTP bridge's reference counts (src/loader/http_bridge.c).
 -include tests/unit/http_bridge.mk
+
+# The allocator line per process (src/loader/proc_allocators.c).
+-include tests/unit/proc_allocators.mk
