@@ -198,3 +198,46 @@ def _unshare_bind_mount():
         what = "memtrace -- %s" % " ".join(cmd)
         check_eq(rep.target_comm, "leaks", "%s: target" % what, d)
         check_flats(what, rep, p.funcs, metric, d)
+
+
+@test("exec_alloc.deleted_files_pid")
+def _deleted_files_pid():
+    """-p of a process whose executable and libc were deleted since it
+    mapped them (a library an upgrade replaced while a daemon runs): maps
+    says "(deleted)", the files are reached through map_files, probed and
+    read for symbols.  waiter's traced part is exact, its functions named,
+    and the allocator line names the file without the kernel's tag."""
+    root = make_chroot("deleted")
+    libdir = os.path.join(root, "lib/x86_64-linux-gnu")
+    exe = os.path.join(root, "bin/waiter")
+    env = dict(os.environ, LD_LIBRARY_PATH=libdir)
+    w = mtlib.Bg([exe], env=env)
+    mt = None
+    out = os.path.join(mtlib.TMPDIR, "exec_alloc.deleted_files_pid.txt")
+    try:
+        line = w.out.wait_for(lambda l: l.startswith("ready "), 30)
+        check(line is not None, "waiter did not say ready", w.details())
+        os.unlink(os.path.join(libdir, "libc.so.6"))
+        os.unlink(exe)
+        with open("/proc/%d/maps" % w.pid) as f:
+            maps = f.read()
+        check("libc.so.6 (deleted)" in maps and "waiter (deleted)" in maps,
+              "the deleted files are not marked so in maps", maps)
+        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
+        w.send("\n")
+        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "waiter did not say done", w.details())
+        w.send("\n")
+        check_eq(w.wait(30), 0, "waiter's exit status", w.details())
+        rc = mt.wait(60)
+        check_eq(rc, 0, "memtrace -p (deleted files): exit status", mt.details())
+        with open(out) as f:
+            rep = mtlib.parse_report(f.read())
+        d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
+        check_allocator("memtrace -p (deleted files)", rep, "glibc", libdir, d)
+        check("(deleted)" not in rep.allocator, "allocator line %r" % rep.allocator, d)
+        check_flats("memtrace -p (deleted files)", rep, WAITER.funcs, "inuse_space", d)
+    finally:
+        if mt:
+            mtlib.kill_quietly(mt)
+        mtlib.kill_quietly(w)
