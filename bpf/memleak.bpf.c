@@ -25,6 +25,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "memleak.h"
 #include "sampling.h"
@@ -863,6 +864,34 @@ struct {
 } dl_hold SEC(".maps");
 
 /*
+ * The threads a hold's signal was sent to, until the loader takes it: a
+ * MT_DL_HOLD_SIGNAL of anyone else's (a socket's urgent data) is the
+ * program's, and delivered.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u8);
+} hold_sent SEC(".maps");
+
+/*
+ * Whether this thread can be held now: its tracer (memtrace: only the
+ * processes of -- CMD are in dl_hold) takes the signal at its delivery,
+ * which is at once only when the thread is traced (a thread a process
+ * made itself is not) and does not block the signal.  Otherwise it would
+ * reach the program.
+ */
+static __always_inline bool holdable(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return (BPF_CORE_READ(t, ptrace) & 1) &&  /* PT_PTRACED */
+	       !(BPF_CORE_READ(t, blocked.sig[0]) & (1ULL << (MT_DL_HOLD_SIGNAL - 1)));
+}
+
+/*
  * ld.so's hook for debuggers (MT_CALL_DL_STATE), hit around the mapping of
  * a dlopen's objects, and twice as it loads a program: the unwinder asks
  * for their tables now.  A program of its own, so that uprobe_entry's runs
@@ -871,9 +900,12 @@ struct {
 SEC("uprobe")
 int BPF_KPROBE(dl_mapped)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	__u8 one = 1;
 
-	if (bpf_map_lookup_elem(&dl_hold, &pid))
+	if (bpf_map_lookup_elem(&dl_hold, &pid) && holdable() &&
+	    !bpf_map_update_elem(&hold_sent, &tid, &one, BPF_ANY))
 		bpf_send_signal_thread(MT_DL_HOLD_SIGNAL);
 	if (bench_part != MT_PART_TRAPS && trace_state != MT_TRACE_STOPPED)
 		unwind_tell_mapped(pid);
@@ -945,10 +977,16 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	struct mt_follow f = { .parent = ptgid };
+	__u8 *h;
 
 	if (!follow_only || ptgid == ctgid ||
 	    !bpf_map_lookup_elem(&followed, &ptgid))
 		return 0;
 	bpf_map_update_elem(&followed, &ctgid, &f, BPF_ANY);
+	/* Held at its dlopens like its parent (not at an exec's stops: the
+	 * parent's image is loaded). */
+	h = bpf_map_lookup_elem(&dl_hold, &ptgid);
+	if (h && *h == MT_HOLD_DLOPEN)
+		bpf_map_update_elem(&dl_hold, &ctgid, h, BPF_ANY);
 	return 0;
 }

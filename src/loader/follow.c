@@ -69,6 +69,11 @@ uint8_t mt_follow_held(struct memleak_bpf *skel, uint32_t pid)
 	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.dl_hold), &pid, &v) ? 0 : v;
 }
 
+bool mt_follow_hold_taken(struct memleak_bpf *skel, uint32_t tid)
+{
+	return bpf_map_delete_elem(bpf_map__fd(skel->maps.hold_sent), &tid) == 0;
+}
+
 bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent)
 {
 	struct mt_follow f;

@@ -122,6 +122,9 @@ static int start_family(struct mt_tracer *tr)
 				      &t->objs);
 	if (!ret)
 		ret = mt_follow_add(tr->skel, (uint32_t)t->pid);
+	/* Held at ld.so's hook as it loads, and at each dlopen. */
+	if (!ret)
+		ret = mt_follow_hold(tr->skel, (uint32_t)t->pid, MT_HOLD_DLOPEN);
 	if (!ret)
 		ret = mt_follow_attach(tr->skel, true);
 	if (!ret) {
@@ -226,6 +229,31 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 }
 
 /*
+ * A followed process called ld.so's hook once loaded: a dlopen (or a
+ * dlclose) is mapping or has mapped libraries.  Held there, before any
+ * code of theirs runs, the files it maps now are looked at: the new/delete
+ * of a C++ plugin's libstdc++ or a jemalloc get their probes, each new
+ * file its unwind table, and its mappings are read for the report.  The
+ * allocations the library makes as it starts are traced, whole stacks.
+ */
+static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
+{
+	struct mt_objects objs;
+	double t0 = mt_loop_now();
+
+	if (mt_objects_of_pid(pid, &objs))
+		return;
+	mt_family_update(&tr->fam, tr->skel, (uint32_t)pid, &objs);
+	mt_system_read_maps(&tr->sys, (uint32_t)pid);
+	mt_unwinder_add_objects(&tr->uw, &objs);
+	mt_unwinder_wait(&tr->uw);
+	if (tr->o->verbose)
+		fprintf(stderr, "memtrace: pid %d held at ld.so's hook after its start %.1f ms: %zu files\n",
+			(int)pid, (mt_loop_now() - t0) * 1e3, objs.n);
+	mt_objects_free(&objs);
+}
+
+/*
  * A process held at ld.so's hook (follow.h): at the first call ld.so has
  * mapped nothing yet; at the next, every library it loads at start-up
  * (LD_PRELOAD too) is there, and no code of the program has run.  Its
@@ -236,11 +264,17 @@ static bool on_dl_hold(void *arg, pid_t pid)
 	struct mt_tracer *tr = arg;
 	struct mt_objects objs;
 	double t0 = mt_loop_now();
+	uint8_t held;
 
-	uint8_t held = mt_follow_held(tr->skel, (uint32_t)pid);
-
+	if (!mt_follow_hold_taken(tr->skel, (uint32_t)pid))
+		return false; /* the program's own signal */
+	held = mt_follow_held(tr->skel, (uint32_t)pid);
 	if (!held)
-		return false;
+		return true; /* sent before its hold ended */
+	if (held == MT_HOLD_DLOPEN) {
+		dlopen_stop(tr, pid);
+		return true;
+	}
 	if (mt_objects_of_pid(pid, &objs)) {
 		mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 		return true;
@@ -251,7 +285,9 @@ static bool on_dl_hold(void *arg, pid_t pid)
 		mt_objects_free(&objs);
 		return true;
 	}
-	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
+	/* Following, held at its dlopens from now on. */
+	mt_follow_hold(tr->skel, (uint32_t)pid,
+		       tr->kind == MT_TRACER_FAMILY ? MT_HOLD_DLOPEN : 0);
 	if (tr->kind == MT_TRACER_FAMILY &&
 	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs, true, false))
 		fprintf(stderr, "memtrace: cannot probe pid %d once ld.so loaded it: not traced\n",
@@ -376,6 +412,7 @@ static void family_gone(void *arg, pid_t pid)
 	struct mt_tracer *tr = arg;
 
 	mt_family_release(&tr->fam, (uint32_t)pid);
+	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 }
 
 /* ---- start, run, collect, stop ---- */
