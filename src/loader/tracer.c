@@ -406,11 +406,14 @@ static void family_new_child(void *arg, pid_t pid)
 			(int)pid, parent);
 }
 
+static void family_cxx(struct mt_tracer *tr);
+
 /* A descendant has exited: its probes go. */
 static void family_gone(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
 
+	family_cxx(tr); /* what it probed, for the allocator line */
 	mt_family_release(&tr->fam, (uint32_t)pid);
 	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 }
@@ -559,19 +562,58 @@ const struct mt_probes *mt_tracer_probes(struct mt_tracer *tr)
 	return p ? p : &tr->probes;
 }
 
-/* Where new/delete are probed for the target (following, the command's
- * own probes, which follow its dlopens and execs). */
+/* Whether the list LIST ("a, b, c") holds the N bytes at ITEM. */
+static bool listed(const char *list, const char *item, size_t n)
+{
+	while (*list) {
+		size_t k = strcspn(list, ",");
+
+		if (k == n && !strncmp(list, item, n))
+			return true;
+		list += k;
+		list += strspn(list, ", ");
+	}
+	return false;
+}
+
+/* Add to tr->cxx the files whose new/delete each process of the family
+ * has probed (those of processes gone were added as they went). */
+static void family_cxx(struct mt_tracer *tr)
+{
+	for (size_t i = 0; i < tr->fam.n; i++) {
+		const char *c = tr->fam.v[i].probes.cxx;
+
+		while (*c) {
+			size_t n = strcspn(c, ","), have = strlen(tr->cxx);
+
+			if (!listed(tr->cxx, c, n))
+				snprintf(tr->cxx + have, sizeof(tr->cxx) - have,
+					 "%s%.*s", have ? ", " : "", (int)n, c);
+			c += n;
+			c += strspn(c, ", ");
+		}
+	}
+}
+
+/* Where new/delete are probed for the target (following, in any of its
+ * processes). */
 static const char *probed_cxx(struct mt_tracer *tr)
 {
 	const struct mt_probes *p = mt_tracer_probes(tr);
 
 	if (tr->stopped)
 		return tr->cxx;
+	if (tr->kind == MT_TRACER_FAMILY) {
+		family_cxx(tr);
+		return tr->cxx;
+	}
 	return p ? p->cxx : tr->probes.cxx;
 }
 
 void mt_tracer_stop(struct mt_tracer *tr)
 {
+	const char *cxx;
+
 	if (tr->stopped)
 		return;
 	/* The maps keep this instant, whatever the probes see while they
@@ -580,7 +622,9 @@ void mt_tracer_stop(struct mt_tracer *tr)
 	if (tr->s.stop == MT_STOP_ERROR)
 		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 			strerror(tr->s.error));
-	snprintf(tr->cxx, sizeof(tr->cxx), "%s", probed_cxx(tr));
+	cxx = probed_cxx(tr);
+	if (cxx != tr->cxx)
+		snprintf(tr->cxx, sizeof(tr->cxx), "%s", cxx);
 	if (mt_tracer_probes(tr))
 		tr->nstepped = mt_probes_stepped(mt_tracer_probes(tr),
 						 &tr->nprobed);

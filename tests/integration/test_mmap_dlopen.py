@@ -95,6 +95,8 @@ def dlopen_now_case(wrap):
     with open(out) as f:
         rep = mtlib.parse_report(f.read())
     d = mtlib.tail(rep.text, 40)
+    check("C++ new/delete in" in rep.allocator and "libstdc++" in rep.allocator,
+          "allocator line %r: libstdc++ (dlopen'ed) not named" % rep.allocator, d)
     row = rep.row("plugin_leak")
     check(row is not None, "no plugin_leak row: its news were not counted", d)
     check_eq(row.flat, 4 * 300, "flat inuse_space of plugin_leak (4 x new char[300])", d)
