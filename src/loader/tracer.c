@@ -151,6 +151,7 @@ static void one_new_files(void *arg)
 	struct mt_target *t = tr->t;
 	struct mt_objects now;
 	const char *fam;
+	int err;
 
 	if (mt_objects_of_pid(t->pid, &now))
 		return;
@@ -162,9 +163,10 @@ static void one_new_files(void *arg)
 			continue;
 		/* A jemalloc or tcmalloc loaded later: its malloc family too. */
 		fam = mt_allocator_family(mt_object_name(&now.v[i]));
-		if (mt_probes_attach_object(&tr->probes, tr->skel, &now.v[i],
-					    fam && strcmp(fam, "glibc") != 0,
-					    tr->o->symbol_prefix))
+		err = mt_probes_attach_object(&tr->probes, tr->skel, &now.v[i],
+					      fam && strcmp(fam, "glibc") != 0,
+					      tr->o->symbol_prefix);
+		if (err && err != -ENOENT) /* -ENOENT: none there to probe */
 			fprintf(stderr, "memtrace: cannot probe %s: new/delete there are not traced\n",
 				now.v[i].shown);
 	}
@@ -418,6 +420,31 @@ static void family_gone(void *arg, pid_t pid)
 	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 }
 
+/*
+ * ld.so's hook told of a dlopen by process PID (the unwinder's ring): -p
+ * and system-wide, the files it maps now are looked at at once, not at
+ * the next refresh (100 ms) or scan (1 s), so that the new/delete or the
+ * allocator a library brings is probed about as it is mapped.  (-- CMD
+ * holds the process at the hook instead: on_dl_hold.)
+ */
+static void on_dlopen(void *arg, pid_t pid)
+{
+	struct mt_tracer *tr = arg;
+	double t0 = mt_loop_now();
+
+	if (tr->stopped)
+		return;
+	if (tr->kind == MT_TRACER_SYSTEM) {
+		mt_system_look_at(&tr->sys, tr->skel, &tr->probes, (uint32_t)pid);
+	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid &&
+		   mt_modules_refresh(&tr->proc, true) > 0) {
+		one_new_files(tr);
+	}
+	if (tr->o->verbose)
+		fprintf(stderr, "memtrace: pid %d dlopen, looked at in %.1f ms\n",
+			(int)pid, (mt_loop_now() - t0) * 1e3);
+}
+
 /* ---- start, run, collect, stop ---- */
 
 static int init_unwinder(struct mt_tracer *tr)
@@ -426,6 +453,8 @@ static int init_unwinder(struct mt_tracer *tr)
 				   tr->o->unwind != MT_UNWIND_FP, tr->o->verbose);
 
 	tr->uw_on = true;
+	tr->uw.on_dlopen = on_dlopen;
+	tr->uw.dlopen_ctx = tr;
 	if (ret)
 		return mt_fail("cannot map the unwind tables: %s", strerror(-ret));
 	tr->s.on_tick = unwinder_tick;

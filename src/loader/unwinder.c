@@ -400,6 +400,8 @@ static int on_missing(void *ctx, void *data, size_t size)
 	if (!m.file.dev && !m.file.ino) {
 		/* A dlopen: every new file, before a stack meets it. */
 		mt_unwinder_add_process(u, (pid_t)m.pid);
+		if (u->on_dlopen)
+			u->on_dlopen(u->dlopen_ctx, (pid_t)m.pid);
 		return 0;
 	}
 	/* The mapping itself: right in containers, and for deleted files. */

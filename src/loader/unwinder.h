@@ -61,6 +61,10 @@ struct mt_unwinder {
 	 * mt_unwinder_wait()). */
 	uint64_t total_rows, build_ns;
 	uint32_t full;            /* tables that did not fit */
+	/* Called (when set) as ld.so's hook tells of process PID's dlopen,
+	 * after its new files' tables are asked for. */
+	void (*on_dlopen)(void *ctx, pid_t pid);
+	void *dlopen_ctx;
 };
 
 /* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */

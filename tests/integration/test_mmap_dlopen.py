@@ -5,6 +5,7 @@ probe while the program runs (tests/progs/dlopener.c, plugin.cpp)."""
 
 import os
 import subprocess
+import time
 
 import mtlib
 from mtlib import check, check_eq, test
@@ -130,3 +131,39 @@ def _program_sigurg():
         check_eq(res.rc, 0, "memtrace -- %s: exit status" % " ".join(cmd), res.stderr)
         check_eq(res.stdout.strip(), "urg 0 1", "what urg saw under memtrace -- %s" % " ".join(cmd),
                  res.stderr)
+
+
+
+@test("dlopen.pid_later_library")
+def _pid_later_library():
+    """-p, python3 loading a C++ plugin with ctypes after memtrace attached:
+    libstdc++'s new/delete are probed (the line names them) and the
+    libraries without any (libgcc_s, the plugin itself) bring no warning."""
+    script = ("import sys, ctypes; print('ready', flush=True); sys.stdin.readline(); "
+              "ctypes.CDLL(%r).plugin_leak(); print('done', flush=True); sys.stdin.readline()"
+              % mtlib.prog_path("libplugin.so"))
+    w = mtlib.Bg(["/usr/bin/python3", "-c", script])
+    mt = None
+    out = os.path.join(mtlib.TMPDIR, "dlopen.pid_later_library.txt")
+    try:
+        check(w.out.wait_for(lambda l: l.strip() == "ready", 30) is not None,
+              "python3 did not say ready", w.details())
+        mt = mtlib.start_memtrace_pid(w.pid, ["-o", out, "-d", "600"])
+        w.send("\n")
+        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "python3 did not say done", w.details())
+        # The next look at its mappings, at the latest (ten times a second).
+        time.sleep(0.5)
+        w.send("\n")
+        check_eq(w.wait(30), 0, "python3's exit status", w.details())
+        check_eq(mt.wait(60), 0, "memtrace -p: exit status", mt.details())
+        with open(out) as f:
+            rep = mtlib.parse_report(f.read())
+        d = mt.details()
+        check("libstdc++" in rep.allocator, "allocator line %r" % rep.allocator, d)
+        errs = mt.err.text()
+        check("cannot probe" not in errs, "a warning for a library with nothing to probe", errs)
+    finally:
+        if mt:
+            mtlib.kill_quietly(mt)
+        mtlib.kill_quietly(w)
