@@ -990,3 +990,31 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 		bpf_map_update_elem(&dl_hold, &ctgid, h, BPF_ANY);
 	return 0;
 }
+
+/*
+ * The kernel's identity of each file a process maps executable: the inode
+ * the stack walk finds in a mapping (vma_info_cb), where /proc and stat()
+ * may show another (overlayfs: the overlay's file, the mapping the
+ * layer's).  Read by the loader with an iterator over one process's
+ * mappings (src/loader/vma_files.c), so that unwind tables are made under
+ * the key the walk will look for.
+ */
+SEC("iter/task_vma")
+int vma_files(struct bpf_iter__task_vma *ctx)
+{
+	struct vm_area_struct *vma = ctx->vma;
+	struct mt_vma_file r;
+	struct file *f;
+
+	if (!vma || !ctx->task || !(vma->vm_flags & MT_VM_EXEC))
+		return 0;
+	f = vma->vm_file;
+	if (!f)
+		return 0;
+	r.start = vma->vm_start;
+	r.end = vma->vm_end;
+	r.file.ino = f->f_inode->i_ino;
+	r.file.dev = f->f_inode->i_sb->s_dev;
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
+	return 0;
+}

@@ -325,6 +325,13 @@ struct mt_file_key {
 	__u64 ino;
 };
 
+/* One executable file mapping of a process, as the kernel maps it (the
+ * vma_files iterator's record). */
+struct mt_vma_file {
+	__u64 start, end;
+	struct mt_file_key file;
+};
+
 /*
  * Where a file's table is in the row and page arrays.  pages[page_first
  * + k] is the index (from row_first) of the row that covers the file

@@ -247,7 +247,7 @@ static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
 		return;
 	mt_family_update(&tr->fam, tr->skel, (uint32_t)pid, &objs);
 	mt_system_read_maps(&tr->sys, (uint32_t)pid);
-	mt_unwinder_add_objects(&tr->uw, &objs);
+	mt_unwinder_add_process(&tr->uw, pid);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d held at ld.so's hook after its start %.1f ms: %zu files\n",
@@ -295,7 +295,7 @@ static bool on_dl_hold(void *arg, pid_t pid)
 		fprintf(stderr, "memtrace: cannot probe pid %d once ld.so loaded it: not traced\n",
 			(int)pid);
 	name_allocator(tr, pid, &objs);
-	mt_unwinder_add_objects(&tr->uw, &objs);
+	mt_unwinder_add_process(&tr->uw, pid);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d held at ld.so's hook %.1f ms: %zu files\n",
@@ -500,6 +500,9 @@ static int start_target(struct mt_tracer *tr)
 		ret = init_unwinder(tr);
 	if (ret)
 		return ret;
+	/* -p: its files as the stack walk will know them (overlayfs). */
+	if (!t->is_child)
+		mt_unwinder_add_process(&tr->uw, t->pid);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->kind == MT_TRACER_FAMILY) {
 		ret = start_family(tr);

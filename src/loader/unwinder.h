@@ -65,6 +65,9 @@ struct mt_unwinder {
 	 * after its new files' tables are asked for. */
 	void (*on_dlopen)(void *ctx, pid_t pid);
 	void *dlopen_ctx;
+	/* Set by mt_unwinder_init(): its vma_files iterator names a
+	 * process's files as the stack walk will (vma_files.h). */
+	const struct memleak_bpf *skel;
 };
 
 /* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */

@@ -10,7 +10,9 @@ A chroot holding its own copies of libc and ld.so: `-- chroot DIR /prog`
 and `-p` on the chrooted process, exact per function.
 """
 import os
+import re
 import shutil
+import subprocess
 
 import mtlib
 from mtlib import check, check_eq, test
@@ -242,3 +244,82 @@ def _deleted_files_pid():
         if mt:
             mtlib.kill_quietly(mt)
         mtlib.kill_quietly(w)
+
+
+def overlay_root(name):
+    """An overlayfs mount (a container's root is one) whose lower layer
+    holds waiter and leaks with a copy of libc: the mapped files are the
+    layer's inodes, while /proc and stat() show the overlay's."""
+    base = os.path.join(mtlib.TMPDIR, name)
+    lower = make_chroot(name + "-lower")
+    for d in ("upper", "work", "merged"):
+        os.makedirs(os.path.join(base, d))
+    merged = os.path.join(base, "merged")
+    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        "lowerdir=%s,upperdir=%s/upper,workdir=%s/work" % (lower, base, base), merged],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check_eq(r.returncode, 0, "mount -t overlay", r.stdout)
+    return merged
+
+
+def check_whole_stacks(what, rep, d):
+    m = re.search(r"^truncated stacks: (\d+)", rep.text, re.M)
+    check(m is not None, "%s: no 'truncated stacks:' line" % what, d)
+    check_eq(int(m.group(1)), 0, "%s: truncated stacks" % what, d)
+    st = [s for s in rep.stacks if s.frames and s.frames[0].function == "waiter_leak"]
+    check(st and any(f.function == "main" for f in st[0].frames),
+          "%s: waiter_leak's stack does not reach main" % what, d)
+
+
+@test("exec_alloc.overlayfs_pid")
+def _overlayfs_pid():
+    """-p of a process running from an overlayfs mount, libc there too:
+    exact per function, and every stack whole from the first allocation
+    (the unwind tables are made under the kernel's identity of each
+    mapping, not stat()'s; before, the first 13 stacks were cut to one
+    frame while tables were made again on first use)."""
+    merged = overlay_root("ovl-pid")
+    try:
+        libdir = os.path.join(merged, "lib/x86_64-linux-gnu")
+        w = mtlib.Bg([os.path.join(merged, "bin/waiter")], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+        mt = None
+        out = os.path.join(mtlib.TMPDIR, "exec_alloc.overlayfs_pid.txt")
+        try:
+            check(w.out.wait_for(lambda l: l.startswith("ready "), 30) is not None,
+                  "waiter did not say ready", w.details())
+            mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
+            w.send("\n")
+            check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+                  "waiter did not say done", w.details())
+            w.send("\n")
+            check_eq(w.wait(30), 0, "waiter's exit status", w.details())
+            check_eq(mt.wait(60), 0, "memtrace -p (overlayfs): exit status", mt.details())
+            with open(out) as f:
+                rep = mtlib.parse_report(f.read())
+            d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
+            check_allocator("memtrace -p (overlayfs)", rep, "glibc", merged, d)
+            check_flats("memtrace -p (overlayfs)", rep, WAITER.funcs, "inuse_space", d)
+            check_whole_stacks("memtrace -p (overlayfs)", rep, d)
+        finally:
+            if mt:
+                mtlib.kill_quietly(mt)
+            mtlib.kill_quietly(w)
+    finally:
+        subprocess.run(["umount", "-l", merged])
+
+
+@test("exec_alloc.overlayfs_chroot_cmd")
+def _overlayfs_chroot_cmd():
+    """-- chroot OVERLAY /bin/leaks, a container's shape: exact per
+    function, and no stack cut short."""
+    merged = overlay_root("ovl-cmd")
+    try:
+        p = BY_NAME["leaks"]
+        cmd = ["chroot", merged, "/bin/leaks"]
+        res, rep, d = run_report(cmd, "alloc_objects", tag="ovl")
+        what = "memtrace -- %s" % " ".join(cmd)
+        check_flats(what, rep, p.funcs, "alloc_objects", d)
+        m = re.search(r"^truncated stacks: (\d+)", rep.text, re.M)
+        check(m is not None and int(m.group(1)) == 0, "%s: truncated stacks" % what, d)
+    finally:
+        subprocess.run(["umount", "-l", merged])
