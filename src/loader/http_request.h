@@ -20,6 +20,7 @@
 #include "profile.h"
 #include "snapshot_ring.h"
 #include "text.h"
+#include "view.h"
 
 struct mt_symcache;
 struct mt_tracer;
@@ -56,18 +57,23 @@ struct mt_http {
 	struct mt_http_admit admit;
 };
 
-/* A request's query (?seconds= &debug= &pid= &comm= &metric=). */
+/*
+ * A request's query (?seconds= &debug= &pid= &comm= &metric=, and pprof's
+ * views as `memtrace report` takes them: ?focus= &ignore= &hide= &show=
+ * &show_from= &tagfocus= &tagignore=).
+ */
 struct mt_http_query {
 	unsigned seconds;      /* 0: the profile of now */
 	int debug;             /* > 0: text */
 	uint32_t pid;          /* 0: every process */
-	char comm[16];         /* "": any name */
+	char comm[128];        /* "": any name; a name or a glob (--comm's) */
 	enum mt_value metric;  /* text and flame graph; default given */
+	struct mt_view_spec view; /* the request's strings (MHD's), checked */
 };
 
 /*
  * Parse C's query into Q (METRIC its default).  0, or -1 with a reason
- * in ERR (a 400).
+ * in ERR (a 400: one line).
  */
 int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 			struct mt_http_query *q, char *err, size_t errlen);

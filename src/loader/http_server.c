@@ -135,6 +135,37 @@ int mt_http_text_report(const struct mt_profile *p,
 
 /* ---- the query ---- */
 
+/* pprof's views, named as `memtrace report`'s options are (show_from). */
+static const char *const view_args[MT_VIEW__COUNT] = {
+	[MT_VIEW_FOCUS] = "focus", [MT_VIEW_IGNORE] = "ignore",
+	[MT_VIEW_HIDE] = "hide", [MT_VIEW_SHOW] = "show",
+	[MT_VIEW_SHOW_FROM] = "show_from", [MT_VIEW_TAGFOCUS] = "tagfocus",
+	[MT_VIEW_TAGIGNORE] = "tagignore",
+};
+
+/* C's ?focus= ... into V, each compiled once to check it. */
+static int view_parse(struct MHD_Connection *c, struct mt_view_spec *v,
+		      char *err, size_t errlen)
+{
+	char why[256];
+
+	memset(v, 0, sizeof(*v));
+	v->quiet = true; /* a request's view matching nothing: its answer */
+	for (int k = 0; k < MT_VIEW__COUNT; k++) {
+		const char *e = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+							    view_args[k]);
+
+		if (!e || !*e)
+			continue;
+		if (mt_view_check((enum mt_view_kind)k, e, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s", view_args[k], why);
+			return -1;
+		}
+		v->expr[k] = e;
+	}
+	return 0;
+}
+
 int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 			struct mt_http_query *q, char *err, size_t errlen)
 {
@@ -170,8 +201,12 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 		q->pid = (uint32_t)v;
 	}
 	if (comm && *comm) {
-		if (strlen(comm) >= sizeof(q->comm)) {
-			snprintf(err, errlen, "comm: a process name has at most 15 characters");
+		bool glob = strpbrk(comm, "*?[") != NULL;
+
+		if (strlen(comm) >= (glob ? sizeof(q->comm) : 16)) {
+			snprintf(err, errlen, glob ? "comm: a glob of at most %zu characters"
+						   : "comm: a process name has at most 15 characters",
+				 sizeof(q->comm) - 1);
 			return -1;
 		}
 		snprintf(q->comm, sizeof(q->comm), "%s", comm);
@@ -180,7 +215,7 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 		snprintf(err, errlen, "metric: expected inuse_space, inuse_objects, alloc_space or alloc_objects");
 		return -1;
 	}
-	return 0;
+	return view_parse(c, &q->view, err, errlen);
 }
 
 /* ---- routes ---- */
