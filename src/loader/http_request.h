@@ -85,6 +85,11 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
 			     const char *type, char *data, size_t len);
 
+/* An HTML page (200), as mt_http_send, with the Content-Security-Policy
+ * CSP. */
+enum MHD_Result mt_http_send_html(struct MHD_Connection *c, char *data,
+				  size_t len, const char *csp);
+
 /* LEN bytes at DATA (malloc()ed, as mt_http_send's) as a file to save,
  * FILENAME (a pprof profile: application/octet-stream, as Go sends it). */
 enum MHD_Result mt_http_send_file(struct MHD_Connection *c, char *data,

@@ -34,7 +34,7 @@
  * attachment of that name. */
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
 			       const char *type, char *data, size_t len,
-			       const char *filename)
+			       const char *filename, const char *csp)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
@@ -48,6 +48,8 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (csp)
+		MHD_add_response_header(r, "Content-Security-Policy", csp);
 	/* go tool pprof prints the reason of an error so marked. */
 	if (status >= 400)
 		MHD_add_response_header(r, "X-Go-Pprof", "1");
@@ -65,14 +67,21 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
 enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
 			     const char *type, char *data, size_t len)
 {
-	return respond(c, status, type, data, len, NULL);
+	return respond(c, status, type, data, len, NULL, NULL);
+}
+
+enum MHD_Result mt_http_send_html(struct MHD_Connection *c, char *data,
+				  size_t len, const char *csp)
+{
+	return respond(c, MHD_HTTP_OK, "text/html; charset=utf-8", data, len,
+		       NULL, csp);
 }
 
 enum MHD_Result mt_http_send_file(struct MHD_Connection *c, char *data,
 				  size_t len, const char *filename)
 {
 	return respond(c, MHD_HTTP_OK, "application/octet-stream", data, len,
-		       filename);
+		       filename, NULL);
 }
 
 enum MHD_Result mt_http_text(struct MHD_Connection *c, unsigned status,

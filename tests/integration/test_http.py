@@ -292,7 +292,7 @@ def _snapshots_diff():
         html = s.text("/")
         check(re.search(r"<td>3</td><td>[^<]*</td><td>[^<]*</td><td>signal</td>", html),
               "SIGUSR1 took no snapshot", html[-3000:])
-        diff = s.text("/diff?a=%d&b=%d" % (a, b))
+        diff = s.text("/diff.txt?a=%d&b=%d" % (a, b))
         with tempfile.TemporaryDirectory() as d:
             for n in (a, b):
                 status, _, body = s.get("/snapshots/%d.pb.gz" % n)
