@@ -247,7 +247,9 @@ def _page():
         html = s.text("/")
         check('id="timeline-chart"' in html and html.count("<svg") >= 2,
               "the page has no timeline and flame graph SVGs", html[:2000])
-        check("<script" not in html, "the page needs no script", html[:2000])
+        # Its one script refreshes it (test_http_views.py); without it, all is there.
+        plain = re.sub(r'<script nonce="[0-9a-f]{32}">.*?</script>', "", html, flags=re.S)
+        check("<script" not in plain and plain.count("<svg") >= 2, "the page needs no script", html[:2000])
         check(re.search(r"<title>keep_small\b", html), "no keep_small frame in the flame graph", html[:4000])
         dom, log = browser.dump_dom(s.url + "/")
         check_eq(browser.js_errors(log), [], "script errors in Chromium")
