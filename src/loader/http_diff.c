@@ -347,9 +347,13 @@ enum MHD_Result mt_http_diff(struct mt_http *h, struct MHD_Connection *c,
 	mt_profile_free(&b);
 	if (ret)
 		return mt_http_fail(c, ret);
+	if (kind == MT_HTTP_DIFF_PAGE) /* no script, nothing from elsewhere */
+		return mt_http_send_html(c, data, len,
+					 "default-src 'none'; style-src 'unsafe-inline'; "
+					 "base-uri 'none'; form-action 'self'; "
+					 "frame-ancestors 'none'");
 	return mt_http_send(c, MHD_HTTP_OK,
 			    kind == MT_HTTP_DIFF_TEXT ? "text/plain; charset=utf-8"
-			    : kind == MT_HTTP_DIFF_SVG ? "image/svg+xml"
-			    : "text/html; charset=utf-8",
+						      : "image/svg+xml",
 			    data, len);
 }

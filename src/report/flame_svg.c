@@ -250,6 +250,19 @@ static void put_change(FILE *out, int64_t v, bool bytes)
 		v == 1 || v == -1 ? "" : "s");
 }
 
+/* "+1.50KiB", "-12": a change in few characters. */
+static void put_short_change(FILE *out, int64_t v, bool bytes)
+{
+	char buf[32];
+
+	if (!bytes) {
+		fprintf(out, "%+" PRId64, v);
+		return;
+	}
+	fprintf(out, "%s%s", v > 0 ? "+" : "",
+		mt_format_bytes(buf, sizeof(buf), v, MT_UNIT_AUTO));
+}
+
 /* --- the document ------------------------------------------------------- */
 
 struct doc {
@@ -314,17 +327,18 @@ static void put_head(const struct doc *d, size_t ndrawn, size_t elided)
 		d->diff ? "Differential flame graph" : "Flame graph",
 		what_of(d->metric));
 	fprintf(out, "<text id=\"subtitle\" x=\"%d\" y=\"44\">", MT_FLAME_WIDTH / 2);
-	if (s->target[0]) {
+	if (s->target[0] && !d->diff) { /* a diff's says what less what: long */
 		put_text(out, s->target, SIZE_MAX);
 		fputs(": ", out);
 	}
 	if (d->diff) {
-		put_change(out, d->grew - d->shrank, d->bytes);
-		fputs(" net: grew ", out);
-		put_change(out, d->grew, d->bytes);
+		fputs("net ", out);
+		put_short_change(out, d->grew - d->shrank, d->bytes);
+		fputs(": grew ", out);
+		put_short_change(out, d->grew, d->bytes);
 		fputs(", shrank ", out);
-		put_change(out, -d->shrank, d->bytes);
-		fprintf(out, " in %zu stack%s (red grew, blue shrank; widths: "
+		put_short_change(out, -d->shrank, d->bytes);
+		fprintf(out, " in %zu stack%s (red grew, blue shrank; width: "
 			"how much changed)", d->t->nstacks,
 			d->t->nstacks == 1 ? "" : "s");
 	} else {

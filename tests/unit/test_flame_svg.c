@@ -277,7 +277,7 @@ static void test_difference(void **state)
 			       "<rect x=\"10.00\" y=\"62\" width=\"842.86\" height=\"15\" fill=\"rgb(255,40,40)\""));
 	assert_non_null(strstr(text, "data-d=\"-40\"><title>shrink\n-40B (-40 bytes) net"));
 	assert_non_null(strstr(text, "fill=\"rgb(151,151,255)\""));
-	assert_non_null(strstr(text, "+60B (+60 bytes) net: grew +100B (+100 bytes), shrank -40B (-40 bytes) in 2 stacks"));
+	assert_non_null(strstr(text, ">net +60B: grew +100B, shrank -40B in 2 stacks (red grew"));
 	assert_null(strstr(text, "decreases not drawn"));
 	assert_null(strstr(text, "<title>same\n"));
 	free(text);
