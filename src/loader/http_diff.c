@@ -13,7 +13,8 @@
  *               --base snapshot-N.pb.gz` prints (its duration the time
  *               between them)
  *
- * ?metric= and pprof's views (?focus= ...: http_request.h) as on the
+ * ?metric=, ?pid= and ?comm= (a 404 when neither snapshot has such a
+ * process) and pprof's views (?focus= ...: http_request.h) as on the
  * other requests, applied to both snapshots before the subtraction.
  */
 #include <errno.h>
@@ -25,9 +26,11 @@
 
 #include "decimal.h"
 #include "diff.h"
+#include "filter.h"
 #include "flame_svg.h"
 #include "func_table.h"
 #include "http_diff.h"
+#include "http_profile.h"
 #include "pprof_read.h"
 #include "reports.h"
 #include "units.h"
@@ -66,7 +69,8 @@ struct diff_page {
 	enum mt_value metric;
 	struct row *rows;
 	size_t nrows;
-	const char *query;            /* the query's views, for the links */
+	const char *query;            /* a=N&b=M&metric=M and the rest */
+	const char *rest;             /* the rest: "&amp;focus=..." */
 };
 
 static int cmp_name(const char *x, const char *y)
@@ -201,9 +205,9 @@ static int write_diff_page(FILE *out, const void *arg)
 		"<a href=\"/diff.svg?%s\">the flame graph alone</a> (zoom, "
 		"search).</p>\n<p>", pg->query, pg->b, pg->a, pg->query);
 	for (int i = 0; i < MT_NVALUES; i++)
-		fprintf(out, "%s<a href=\"/diff?a=%u&amp;b=%u&amp;metric=%s\">%s</a>",
+		fprintf(out, "%s<a href=\"/diff?a=%u&amp;b=%u&amp;metric=%s%s\">%s</a>",
 			i ? " | " : "", pg->a, pg->b,
-			mt_value_name((enum mt_value)i),
+			mt_value_name((enum mt_value)i), pg->rest,
 			mt_value_name((enum mt_value)i));
 	fprintf(out, "</p>\n<h2 id=\"changes\">Functions by change of %s</h2>\n", what);
 	if (!pg->nrows) {
@@ -254,34 +258,16 @@ static int write_diff_svg(FILE *out, const void *arg)
 	return mt_write_flame_svg_diff(out, s->p, s->metric, false);
 }
 
-/* "a=N&b=M" and the query's views, for the page's links (escaped). */
+/* "a=N&b=M&metric=M" and the rest of the query, for the page's links. */
 static void link_query(struct MHD_Connection *c, unsigned a, unsigned b,
 		       enum mt_value m, char *buf, size_t len)
 {
-	static const char *const keys[] = { "focus", "ignore", "hide", "show",
-		"show_from", "tagfocus", "tagignore" };
-	size_t off = (size_t)snprintf(buf, len, "a=%u&amp;b=%u&amp;metric=%s",
-				      a, b, mt_value_name(m));
+	static const char *const skip[] = { "a", "b", "metric", NULL };
+	int n = snprintf(buf, len, "a=%u&amp;b=%u&amp;metric=%s", a, b,
+			 mt_value_name(m));
 
-	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys) && off < len; k++) {
-		const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-							    keys[k]);
-
-		if (!v || !*v)
-			continue;
-		off += (size_t)snprintf(buf + off, len - off, "&amp;%s=", keys[k]);
-		for (; *v && off + 4 < len; v++) {
-			unsigned char ch = (unsigned char)*v;
-
-			if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
-			    (ch >= 'A' && ch <= 'Z') || strchr("-_.~", ch))
-				buf[off++] = (char)ch;
-			else
-				off += (size_t)snprintf(buf + off, len - off,
-							"%%%02X", ch);
-		}
-		buf[off < len ? off : len - 1] = '\0';
-	}
+	if (n > 0 && (size_t)n < len)
+		mt_http_query_link(c, skip, buf + n, len - (size_t)n);
 }
 
 enum MHD_Result mt_http_diff(struct mt_http *h, struct MHD_Connection *c,
@@ -293,7 +279,8 @@ enum MHD_Result mt_http_diff(struct mt_http *h, struct MHD_Connection *c,
 	struct mt_render_opts ropts = mt_reports_opts(h->o, false);
 	struct mt_http_query q;
 	struct diff_page pg = { .h = h };
-	char an[64], bn[64], err[256], query[1024], *data = NULL;
+	static const char *const skip[] = { "a", "b", "metric", NULL };
+	char an[64], bn[64], err[256], query[1024], rest[1024], *data = NULL;
 	unsigned long sa, sb;
 	size_t len = 0;
 	int ret;
@@ -318,7 +305,20 @@ enum MHD_Result mt_http_diff(struct mt_http *h, struct MHD_Connection *c,
 	/* Both are of this trace, whose target (system-wide: the number of
 	 * processes) may have changed: the diff's duration is between them. */
 	memcpy(a.sum.target, b.sum.target, sizeof(a.sum.target));
-	ret = mt_profile_view(&a, &q.view);
+	if (q.pid || q.comm[0]) {
+		const char *comm = q.comm[0] ? q.comm : NULL;
+
+		ret = mt_profile_filter(&a, q.pid, comm);
+		if (!ret)
+			ret = mt_profile_filter(&b, q.pid, comm);
+		if (!ret && !mt_profile_nprocs(&a) && !mt_profile_nprocs(&b)) {
+			mt_profile_free(&a);
+			mt_profile_free(&b);
+			return mt_http_profile_fail(c, &q, -ESRCH);
+		}
+	}
+	if (!ret)
+		ret = mt_profile_view(&a, &q.view);
 	if (!ret)
 		ret = mt_profile_view(&b, &q.view);
 	if (!ret && kind == MT_HTTP_DIFF_PAGE)
@@ -340,6 +340,8 @@ enum MHD_Result mt_http_diff(struct mt_http *h, struct MHD_Connection *c,
 		pg.b = (unsigned)sb;
 		pg.metric = q.metric;
 		pg.query = query;
+		mt_http_query_link(c, skip, rest, sizeof(rest));
+		pg.rest = rest;
 		ret = mt_http_memtext(write_diff_page, &pg, &data, &len);
 	}
 	free(pg.rows);

@@ -72,6 +72,7 @@ struct page {
 	const char *timeline;        /* SVG, or NULL */
 	size_t ntimeline;
 	const char *timeline_err;    /* why there is none */
+	char rest[1024];             /* the query but metric, refresh: links */
 	struct mt_ring_entry snaps[MT_RING_SNAPSHOTS];
 	size_t nsnaps;
 };
@@ -135,8 +136,8 @@ static void put_refresh(FILE *out, const struct page *pg)
 		fputs("Not reloaded; ", out);
 	fputs("reload:", out);
 	for (size_t i = 0; i < sizeof(every) / sizeof(*every); i++) {
-		fprintf(out, " %s<a href=\"/?metric=%s&amp;refresh=%u\">", i ? "| " : "", m,
-			every[i]);
+		fprintf(out, " %s<a href=\"/?metric=%s&amp;refresh=%u%s\">", i ? "| " : "", m,
+			every[i], pg->rest);
 		if (every[i])
 			fprintf(out, "every %u s", every[i]);
 		else
@@ -186,11 +187,11 @@ static int write_page(FILE *out, const void *arg)
 	put_html(out, mt_value_name(pg->q->metric));
 	fputs(" now</h2>\n<p>", out);
 	for (int i = 0; i < MT_NVALUES; i++)
-		fprintf(out, "%s<a href=\"/?metric=%s\">%s</a>", i ? " | " : "",
-			mt_value_name((enum mt_value)i),
-			mt_value_name((enum mt_value)i));
-	fprintf(out, " | <a href=\"/flame.svg?metric=%s\">interactive (zoom, search)</a></p>\n<div id=\"flame-graph\">\n",
-		mt_value_name(pg->q->metric));
+		fprintf(out, "%s<a href=\"/?metric=%s&amp;refresh=%u%s\">%s</a>",
+			i ? " | " : "", mt_value_name((enum mt_value)i),
+			pg->refresh, pg->rest, mt_value_name((enum mt_value)i));
+	fprintf(out, " | <a href=\"/flame.svg?metric=%s%s\">interactive (zoom, search)</a></p>\n<div id=\"flame-graph\">\n",
+		mt_value_name(pg->q->metric), pg->rest);
 	ret = mt_write_flame_svg_embedded(out, pg->prof, pg->q->metric);
 	fputs("</div>\n", out);
 	put_snapshots(out, pg);
@@ -232,6 +233,11 @@ static enum MHD_Result page(struct mt_http *h, struct MHD_Connection *c)
 					    "refresh: expected seconds, from 0 (never) to %d\n",
 					    MT_HTTP_MAX_SECONDS);
 		pg.refresh = (unsigned)v;
+	}
+	{
+		static const char *const skip[] = { "metric", "refresh", NULL };
+
+		mt_http_query_link(c, skip, pg.rest, sizeof(pg.rest));
 	}
 	ret = make_nonce(pg.nonce);
 	if (ret)

@@ -79,6 +79,14 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 			struct mt_http_query *q, char *err, size_t errlen);
 
 /*
+ * C's query arguments but those named in SKIP (NULL-terminated) and the
+ * empty ones, for a link in a page: "&amp;key=value..." (URL-encoded,
+ * HTML-escaped; an argument that does not fit in LEN is left out).
+ */
+void mt_http_query_link(struct MHD_Connection *c, const char *const *skip,
+			char *buf, size_t len);
+
+/*
  * Send LEN bytes at DATA (malloc()ed: the response frees it, also on
  * failure) with STATUS and content type TYPE.
  */

@@ -227,6 +227,60 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 	return view_parse(c, &q->view, err, errlen);
 }
 
+/* ---- links ---- */
+
+struct link {
+	const char *const *skip;
+	char *buf;
+	size_t len, off;
+};
+
+/* S URL-encoded, then HTML-escaped (only & needs it) into L. */
+static void link_put(struct link *l, const char *s)
+{
+	for (; *s && l->off + 4 < l->len; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= 'A' && ch <= 'Z') || strchr("-_.~", ch))
+			l->buf[l->off++] = (char)ch;
+		else
+			l->off += (size_t)snprintf(l->buf + l->off, l->len - l->off,
+						   "%%%02X", ch);
+	}
+	l->buf[l->off] = '\0';
+}
+
+static enum MHD_Result link_arg(void *cls, enum MHD_ValueKind kind,
+				const char *key, const char *value)
+{
+	struct link *l = cls;
+	size_t need = strlen(key) * 3 + (value ? strlen(value) * 3 : 0) + 8;
+
+	(void)kind;
+	for (const char *const *s = l->skip; *s; s++)
+		if (!strcmp(key, *s))
+			return MHD_YES;
+	if (!value || !*value)
+		return MHD_YES;
+	if (l->off + need >= l->len) /* too long: left out whole */
+		return MHD_YES;
+	l->off += (size_t)snprintf(l->buf + l->off, l->len - l->off, "&amp;");
+	link_put(l, key);
+	l->buf[l->off++] = '=';
+	link_put(l, value);
+	return MHD_YES;
+}
+
+void mt_http_query_link(struct MHD_Connection *c, const char *const *skip,
+			char *buf, size_t len)
+{
+	struct link l = { skip, buf, len, 0 };
+
+	buf[0] = '\0';
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, link_arg, &l);
+}
+
 /* ---- routes ---- */
 
 /* A connection's state between the calls of one request. */

@@ -185,6 +185,10 @@ def _diff_table():
         txt = s.text("/diff.txt?a=%d&b=%d" % (a, b))
         check(txt.startswith("memtrace ") and "Showing top" in txt, "/diff.txt is not the text report", txt[:300])
         check_eq(s.get("/diff?a=1&b=99")[0], 404, "a diff with a snapshot never taken")
+        rows = table_rows(s.text("/diff?a=%d&b=%d&metric=alloc_space&comm=serv*&pid=%d" % (a, b, s.pid)))
+        check_eq(rows[0], ("tick", 3 * TICK_SIZE, 9 * TICK_SIZE, 6 * TICK_SIZE), "?comm=serv*&pid=: tick's row")
+        status, _, body = s.get("/diff?a=%d&b=%d&comm=py*" % (a, b))
+        check_eq((status, body), (404, b"no traced process has a name matching py*\n"), "/diff?comm=py*")
         check_eq(s.get("/diff?a=1&b=2&focus=(")[0], 400, "a diff with a bad regex")
         s.finish()
     finally:
@@ -268,6 +272,12 @@ def _views():
         check(re.search(r"^allocated: %d bytes" % (4 * TICK_SIZE), rep, re.M), "/report?focus=tick: allocated", rep[:600])
         page = s.text("/?focus=keep_large")
         check("keep_large" in page and "keep_small" not in page, "the page's flame graph under ?focus=", page[-3000:])
+        check('href="/?metric=alloc_space&amp;refresh=10&amp;focus=keep_large"' in page
+              and 'href="/flame.svg?metric=inuse_space&amp;focus=keep_large"' in page,
+              "the page's links lose its view", page[:3000])
+        page = s.text("/?focus=a%7Cb%26c&refresh=5")
+        check('href="/?metric=inuse_space&amp;refresh=30&amp;focus=a%7Cb%26c"' in page,
+              "the page's links: the view not encoded", page[:3000])
         for key, expr in (("focus", "("), ("hide", "%5B"), ("show_from", "a("), ("tagfocus", "comm=(")):
             status, _, body = s.get("/debug/pprof/heap?%s=%s" % (key, expr))
             text = body.decode(errors="replace")
