@@ -187,6 +187,7 @@ static int report_file(const struct mt_options *o)
 		prof.sum.at = o->at_peak ? MT_AT_PEAK : MT_AT_TIME;
 	}
 	if (o->base) {
+		ropts.diff = true; /* --svg: the flame graph of the difference */
 		ret = subtract_base(o, &lim, &prof);
 		if (ret) {
 			mt_profile_free(&prof);
