@@ -141,13 +141,8 @@ struct {
 	__type(value, struct mt_stack);
 } stacks SEC(".maps");
 
-/* Per-thread state, freed by the kernel when the thread exits. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct mt_inflight);
-} inflight SEC(".maps");
+/* Per-thread state: "threads", or task storage (thread_slots.h). */
+#include "thread_slots.h"
 
 /*
  * The per-process hash maps (comms, followed, execs, proc_slots,
@@ -215,9 +210,7 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 /* The current thread's state, created on first use; NULL if unavailable. */
 static __always_inline struct mt_inflight *thread_state(void)
 {
-	struct mt_inflight *f = bpf_task_storage_get(
-		&inflight, bpf_get_current_task_btf(), 0,
-		BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct mt_inflight *f = thread_find(true);
 
 	if (!f)
 		count(MT_CNT_DROP_THREADS_FULL, 1);
@@ -721,7 +714,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 
 	if (bench_part == MT_PART_TRAPS)
 		return 0;
-	f = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	f = thread_find(false);
 	if (!f || f->depth == 0)
 		return 0;
 	if (--f->depth > 0 || trace_state != MT_TRACE_RECORDING)
@@ -965,6 +958,14 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 	bpf_map_update_elem(&execs, &pid, &e, BPF_ANY);
 	bpf_map_delete_elem(&comms, &pid);
 	tl_exec(pid, e.ns);
+	return 0;
+}
+
+/* A thread exits: its slot of "threads" is free for another. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit)
+{
+	thread_release();
 	return 0;
 }
 

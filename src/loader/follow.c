@@ -18,6 +18,11 @@ int mt_follow_attach(struct memleak_bpf *skel, bool children)
 	if (!link)
 		return -errno;
 	skel->links.follow_exec = link; /* destroyed with the skeleton */
+	/* Exiting threads give back their slot of per-thread state. */
+	link = bpf_program__attach(skel->progs.thread_exit);
+	if (!link)
+		return -errno;
+	skel->links.thread_exit = link;
 	if (!children)
 		return 0;
 	link = bpf_program__attach(skel->progs.follow_fork);

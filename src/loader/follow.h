@@ -16,7 +16,7 @@
 struct memleak_bpf;
 
 /*
- * Attach the exec tracepoint, with CHILDREN the fork one too (for a
+ * Attach the exec and thread-exit tracepoints, with CHILDREN the fork one too (for a
  * program loaded with follow_only: then only the processes added with
  * mt_follow_add, and those they fork, are traced).  Returns 0 or -errno.
  */
