@@ -152,6 +152,10 @@ static const char *const view_args[MT_VIEW__COUNT] = {
 	[MT_VIEW_TAGIGNORE] = "tagignore",
 };
 
+/* The command line's views (--focus ...), checked by the options: what
+ * every answer shows unless its query gives that kind of view itself. */
+static const struct mt_view_spec *cmdline_view;
+
 /* C's ?focus= ... into V, each compiled once to check it. */
 static int view_parse(struct MHD_Connection *c, struct mt_view_spec *v,
 		      char *err, size_t errlen)
@@ -164,8 +168,10 @@ static int view_parse(struct MHD_Connection *c, struct mt_view_spec *v,
 		const char *e = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
 							    view_args[k]);
 
-		if (!e || !*e)
+		if (!e || !*e) {
+			v->expr[k] = cmdline_view ? cmdline_view->expr[k] : NULL;
 			continue;
+		}
 		if (mt_view_check((enum mt_view_kind)k, e, why, sizeof(why))) {
 			snprintf(err, errlen, "%s: %s", view_args[k], why);
 			return -1;
@@ -628,6 +634,7 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 	if (!h)
 		return mt_fail("--http: %s", strerror(ENOMEM));
 	h->o = o;
+	cmdline_view = &o->view;
 	h->bridge.efd = -1;
 	h->admit.efd = -1;
 	pthread_mutex_init(&h->sym_lock, NULL);

@@ -312,3 +312,26 @@ def _comm_glob():
         s.finish()
     finally:
         s.close()
+
+
+@test("http_views.cmdline_view")
+def _cmdline_view():
+    """memtrace --focus keep_large --http: every answer shows that view
+    (the report at the end does too), unless the request gives its own
+    ?focus=, which then replaces it."""
+    s = Served(["--focus", "keep_large"])
+    try:
+        rep = s.text("/report")
+        check(re.search(r"^view: focus=keep_large$", rep, re.M), "/report does not say the command line's view", rep[:600])
+        check("keep_large" in rep and "keep_small" not in rep, "/report under --focus keep_large", rep[:2000])
+        with tempfile.TemporaryDirectory() as d:
+            got = named(report_json(save(s, "/debug/pprof/heap", os.path.join(d, "h.pb.gz"))))
+        check_eq(got.get("keep_large", (None,))[0], LARGE,
+                 "/debug/pprof/heap under --focus keep_large: keep_large's flat", str(got))
+        check("keep_small" not in got, "/debug/pprof/heap under --focus keep_large: keep_small", str(got))
+        rep = s.text("/report?focus=keep_small")
+        check(re.search(r"^view: focus=keep_small$", rep, re.M) and "keep_large" not in rep,
+              "?focus=keep_small does not replace --focus keep_large", rep[:2000])
+        s.finish()
+    finally:
+        s.close()
