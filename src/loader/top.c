@@ -245,8 +245,8 @@ static void draw(struct mt_top *v)
 		v->selected = rows[sel].pid;
 	if (v->tty)
 		fputs("\033[H", o.f);
-	line(&o, false, "memtrace top - %s - %.1f s, frame %u, %" PRIu64 " events, sorted by %s",
-	     f->raw.sum.target, f->t, f->seq, f->events, sort_names[v->sort]);
+	line(&o, false, "memtrace top - %.1f s, frame %u, sorted by %s - %s, %" PRIu64 " events",
+	     f->t, f->seq, sort_names[v->sort], f->raw.sum.target, f->events);
 	line(&o, false, "in use %s, allocated/s %s, growth/s %s (last %.2f s: %s)",
 	     bytes(a, sizeof(a), (int64_t)inuse, u, false),
 	     bytes(b, sizeof(b), per_s((int64_t)alloc, f->dt), u, false),
