@@ -167,3 +167,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The HTTP bridge's reference counts (src/loader/http_bridge.c).
 -include tests/unit/http_bridge.mk
+
+# memtrace top's frames (src/loader/top_frame.c).
+-include tests/unit/top_frame.mk
