@@ -260,6 +260,8 @@ int main(int argc, char **argv)
 	if (runas.sudo)
 		mt_outfile_owner(runas.uid, runas.gid, runas.groups, runas.ngroups);
 	t.child.runas = o.as_root ? NULL : &runas;
+	/* The view's keys are memtrace's: CMD does not read the terminal. */
+	t.child.null_stdin = top_draws(&o) && isatty(STDIN_FILENO);
 	if (o.record && mt_record_prepare(&o))
 		return 1;
 	if (check_outputs(&o))

@@ -63,7 +63,7 @@ static int proc_rows(const struct mt_raw_profile *raw, struct mt_top_frame *f)
 	f->nprocs = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (f->nprocs && f->procs[f->nprocs - 1].pid == f->procs[i].pid) {
-			if (f->procs[i].comm[0] && strcmp(f->procs[i].comm, "?"))
+			if (f->procs[i].comm[0] && strcmp(f->procs[i].comm, "?") != 0)
 				memcpy(f->procs[f->nprocs - 1].comm,
 				       f->procs[i].comm, sizeof(f->procs[i].comm));
 			continue;

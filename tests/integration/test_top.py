@@ -14,6 +14,10 @@
       screen left, the terminal's settings as before, the report after
   top.terminal_sigterm  on a pty, SIGTERM: the same terminal restored,
       the report written
+  top.terminal_ctrl_c  on a pty, Ctrl-C (a key in raw mode): the same, and
+      the target not signalled
+  top.cmd_stdin     on a pty with -- CMD: CMD reads /dev/null, not the
+      terminal whose keys are the view's
   top.bad_options   -b and --sort without top, a bad --sort: one line,
       status 2
 """
@@ -296,6 +300,44 @@ def _terminal_sigterm():
         check_restored(status, out, before, after)
     finally:
         mtlib.kill_quietly(prog)
+
+
+@test("top.terminal_ctrl_c")
+def _terminal_ctrl_c():
+    prog = mtlib.Bg([mtlib.prog_path("top_grow"), "steps"])
+    try:
+        check(prog.out.wait_for(lambda l: l.startswith("ready "), 30) is not None,
+              "top_grow did not say ready", prog.details())
+
+        def drive(master, buf, p):
+            grow_step(prog, master, buf)
+            os.write(master, b"\x03")  # Ctrl-C: a key in the view's raw mode
+
+        status, out, before, after = pty_run(["top", "-i", "0.3", "-p", str(prog.pid)], drive)
+        check_restored(status, out, before, after)
+        check(prog.alive(), "Ctrl-C in the view reached the target")
+    finally:
+        mtlib.kill_quietly(prog)
+
+
+@test("top.cmd_stdin")
+def _cmd_stdin():
+    # With -- CMD, the keys are the view's: CMD reads /dev/null.
+    script = 'if [ -t 0 ]; then echo "CMD-STDIN: terminal"; else echo "CMD-STDIN: other"; fi; ' \
+             'read x; echo "CMD-READ: [$x]"; "$0" hold 1000 2>/dev/null'
+
+    def drive(master, buf, p):
+        ok = read_until(master, buf, lambda b: b"CMD-READ" in b and b.count(b"memtrace top - ") >= 1, 60)
+        check(ok, "no frame, or CMD did not read", bytes(buf).decode("utf-8", "replace")[-2000:])
+        os.write(master, b"q")
+
+    status, out, before, after = pty_run(["top", "-i", "0.3", "--", "sh", "-c", script,
+                                          mtlib.prog_path("top_grow")], drive)
+    text = out.decode("utf-8", "replace")
+    check("CMD-STDIN: other" in text and "CMD-READ: []" in text,
+          "CMD read the terminal under the view", text[-3000:])
+    check(out.rindex(ALT_OFF) > out.rindex(ALT_ON), "the alternate screen was not left", text[-3000:])
+    check_eq(after, before, "the terminal's settings after memtrace")
 
 
 @test("top.bad_options", needs=("memtrace",))
