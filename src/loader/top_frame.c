@@ -4,6 +4,7 @@
 #include "top.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,13 +45,14 @@ void mt_top_frame_free(struct mt_top_frame *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* One row per pid of RAW's processes (a pid listed twice, after an exec:
- * one row, named by a name that is known). */
+/* One row per pid of RAW's processes and stacks (a pid listed twice,
+ * after an exec: one row, named by a name that is known; a process whose
+ * stacks were read before its name: "?"). */
 static int proc_rows(const struct mt_raw_profile *raw, struct mt_top_frame *f)
 {
 	size_t n = 0;
 
-	f->procs = calloc(raw->nprocs + 1, sizeof(*f->procs));
+	f->procs = calloc(raw->nprocs + raw->nstacks + 1, sizeof(*f->procs));
 	if (!f->procs)
 		return -ENOMEM;
 	for (size_t i = 0; i < raw->nprocs; i++) {
@@ -59,6 +61,8 @@ static int proc_rows(const struct mt_raw_profile *raw, struct mt_top_frame *f)
 		       sizeof(f->procs[n].comm));
 		n++;
 	}
+	for (size_t i = 0; i < raw->nstacks; i++)
+		f->procs[n++].pid = raw->stacks[i].pid;
 	qsort(f->procs, n, sizeof(*f->procs), cmp_pid);
 	f->nprocs = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -70,6 +74,9 @@ static int proc_rows(const struct mt_raw_profile *raw, struct mt_top_frame *f)
 		}
 		f->procs[f->nprocs++] = f->procs[i];
 	}
+	for (size_t i = 0; i < f->nprocs; i++)
+		if (!f->procs[i].comm[0])
+			snprintf(f->procs[i].comm, sizeof(f->procs[i].comm), "?");
 	return 0;
 }
 

@@ -146,6 +146,24 @@ static void peak_stays(void **state)
 	mt_top_frame_free(&f2);
 }
 
+/* A process whose stacks were read before the tracer knew it (system-wide,
+ * just started) still has its row, named "?". */
+static void unnamed_process(void **state)
+{
+	struct mt_top_frame f0 = { 0 }, f1;
+	const struct st s1[] = { { 20, 0, 1, 10, 0 }, { 77, 0, 2, 5000, 0 } };
+	struct mt_raw_profile r1 = snap(procs + 1, 1, s1, 2, 1);
+
+	(void)state;
+	assert_int_equal(mt_top_frame_make(&r1, &f0, &f1), 0);
+	assert_int_equal(f1.nprocs, 2);
+	assert_int_equal(proc(&f1, 77)->inuse, 5000);
+	assert_int_equal(proc(&f1, 77)->growth, 5000);
+	assert_string_equal(proc(&f1, 77)->comm, "?");
+	assert_string_equal(proc(&f1, 20)->comm, "b");
+	mt_top_frame_free(&f1);
+}
+
 static void sort_keys(void **state)
 {
 	struct mt_top_proc rows[3] = {
@@ -189,6 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(growth_between_frames),
 		cmocka_unit_test(peak_stays),
+		cmocka_unit_test(unnamed_process),
 		cmocka_unit_test(sort_keys),
 		cmocka_unit_test(stacks_by_growth),
 	};
