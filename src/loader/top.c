@@ -355,7 +355,13 @@ static void on_keys(void *ctx, int fd, short revents)
 	bool redraw = false;
 
 	(void)revents;
-	if (n <= 0) { /* the terminal is gone: no more keys */
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		/* The terminal is gone (it would be readable for ever): the
+		 * view cannot be seen, so it ends, as on q. */
+		if (v->keys)
+			kill(getpid(), SIGINT);
 		v->keys = false;
 		return;
 	}

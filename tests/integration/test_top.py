@@ -16,6 +16,7 @@
       the report written
   top.terminal_ctrl_c  on a pty, Ctrl-C (a key in raw mode): the same, and
       the target not signalled
+  top.terminal_gone  the pty hung up under the view: memtrace ends
   top.cmd_stdin     on a pty with -- CMD: CMD reads /dev/null, not the
       terminal whose keys are the view's
   top.bad_options   -b and --sort without top, a bad --sort: one line,
@@ -338,6 +339,42 @@ def _cmd_stdin():
           "CMD read the terminal under the view", text[-3000:])
     check(out.rindex(ALT_OFF) > out.rindex(ALT_ON), "the alternate screen was not left", text[-3000:])
     check_eq(after, before, "the terminal's settings after memtrace")
+
+
+@test("top.terminal_gone")
+def _terminal_gone():
+    # The terminal hung up (its master closed): no more keys can come and
+    # nothing can be seen; the view ends rather than polling for ever.
+    prog = mtlib.Bg([mtlib.prog_path("top_grow"), "steps"])
+    master = slave = -1
+    p = None
+    try:
+        check(prog.out.wait_for(lambda l: l.startswith("ready "), 30) is not None,
+              "top_grow did not say ready", prog.details())
+        master, slave = os.openpty()
+        err = os.path.join(mtlib.TMPDIR, "top.terminal_gone.stderr")
+        with open(err, "w") as ef:
+            p = subprocess.Popen([mtlib.MEMTRACE, "top", "-i", "0.3", "-p", str(prog.pid)],
+                                 stdin=slave, stdout=slave, stderr=ef, close_fds=True)
+        buf = bytearray()
+        ok = read_until(master, buf, lambda b: b.count(b"memtrace top - ") >= 1, 60)
+        check(ok, "no frame on the terminal", bytes(buf).decode("utf-8", "replace")[-2000:])
+        os.close(slave)
+        slave = -1
+        os.close(master)
+        master = -1
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            raise mtlib.Fail("memtrace top still runs 30 s after its terminal hung up")
+    finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
+        for fd in (master, slave):
+            if fd >= 0:
+                os.close(fd)
+        mtlib.kill_quietly(prog)
 
 
 @test("top.bad_options", needs=("memtrace",))
