@@ -62,8 +62,8 @@ struct mt_top_frame {
 
 /*
  * The frame of RAW (taken: RAW is left empty; its procs are borrowed and
- * never freed) after PREV (an empty frame for the first: growth then
- * counts from the start).  Peaks are the largest in use of PREV and now.
+ * never freed; its blocks are dropped) after PREV (an empty frame for the
+ * first: growth then counts from the start).  Peaks are the largest in use of PREV and now.
  * 0 or -ENOMEM (OUT is then empty).
  */
 int mt_top_frame_make(struct mt_raw_profile *raw,

@@ -135,6 +135,10 @@ int mt_top_frame_make(struct mt_raw_profile *raw,
 	}
 	f.raw = *raw;
 	memset(raw, 0, sizeof(*raw));
+	/* The stacks are drawn; the blocks (one per allocation held) not. */
+	free(f.raw.blocks);
+	f.raw.blocks = NULL;
+	f.raw.nblocks = 0;
 	*out = f;
 	return 0;
 }
