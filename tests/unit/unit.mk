@@ -170,3 +170,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The allocator line per process (src/loader/proc_allocators.c).
 -include tests/unit/proc_allocators.mk
+
+# memtrace top's frames (src/loader/top_frame.c).
+-include tests/unit/top_frame.mk
