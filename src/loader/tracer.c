@@ -320,6 +320,7 @@ static void on_exec(void *arg, pid_t pid)
 	double t0 = mt_loop_now(), t1, t2;
 	unsigned long former;
 	bool loading = false;
+	int err;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -343,10 +344,10 @@ static void on_exec(void *arg, pid_t pid)
 	t1 = mt_loop_now();
 	/* Following, its probes are for its new image now. */
 	if (tr->kind == MT_TRACER_FAMILY &&
-	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
-			   former == (unsigned long)pid, loading))
-		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced\n",
-			(int)pid, exe);
+	    (err = mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
+				  former == (unsigned long)pid, loading)) != 0)
+		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced (%s)\n",
+			(int)pid, exe, strerror(-err));
 	/* Held at ld.so's hook until its libraries are mapped (on_dl_hold). */
 	if (tr->kind == MT_TRACER_FAMILY && loading) {
 		mt_follow_hold(tr->skel, (uint32_t)pid, 1);
@@ -403,9 +404,10 @@ static void family_new_child(void *arg, pid_t pid)
 				MT_MAX_PROCS, (int)pid);
 		return;
 	}
-	if (mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent))
-		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced\n",
-			(int)pid, parent);
+	int err = mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent);
+	if (err)
+		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced (%s)\n",
+			(int)pid, parent, strerror(-err));
 }
 
 static void family_cxx(struct mt_tracer *tr);

@@ -323,3 +323,28 @@ def _overlayfs_chroot_cmd():
         check(m is not None and int(m.group(1)) == 0, "%s: truncated stacks" % what, d)
     finally:
         subprocess.run(["umount", "-l", merged])
+
+
+@test("exec_alloc.exec_chain_children")
+def _exec_chain_children():
+    """A launcher script as pyenv's, rbenv's and nvm's shims are: `#!/usr/bin/env
+    bash`, a `$(readlink ...)`, then `exec env bash -c 'leaks; leaks'`.
+    The command's image changes three times (env, bash, bash) with libc at
+    new addresses each time; the processes the last one forks get its
+    probes all the same (before: 'cannot probe pid N (forked by M)', every
+    child untraced).  Both runs of leaks exact, per function."""
+    leaks = mtlib.prog_path("leaks")
+    shim = os.path.join(mtlib.TMPDIR, "exec_chain_shim")
+    with open(shim, "w") as f:
+        f.write('#!/usr/bin/env bash\nx=$(readlink -f "$0")\n'
+                'exec env bash -c "%s >/dev/null; %s >/dev/null; true"\n' % (leaks, leaks))
+    os.chmod(shim, 0o755)
+    p = BY_NAME["leaks"]
+    res, rep, d = run_report([shim], "alloc_objects", tag="chain")
+    check("cannot probe" not in res.stderr, "a process not probed", d)
+    bad = []
+    for name, fn in p.funcs.items():
+        got = ta.flat(rep, name)
+        if got != 2 * fn.alloc_objects:
+            bad.append("%s: %r, expected %d" % (name, got, 2 * fn.alloc_objects))
+    check(not bad, "both runs of leaks: " + "; ".join(bad), d)
