@@ -845,5 +845,7 @@ EOF
 
 # The real-workload rows (gawk, python3, sqlite3, C++): scripts/bench_real.sh.
 [ "${BENCH_REAL:-1}" = 0 ] || scripts/bench_real.sh || FAILED=1
+# The redis-server row (redis-benchmark on loopback): scripts/bench_redis.sh.
+[ "${BENCH_REDIS:-1}" = 0 ] || scripts/bench_redis.sh || FAILED=1
 
 exit "$FAILED"

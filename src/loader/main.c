@@ -89,6 +89,8 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	struct mt_raw_profile raw = { 0 };
 	struct mt_render_opts ropts;
 	struct mt_http *http = NULL;
+	size_t nblocks, nstacks;
+	double t0, t1;
 	int ret = mt_tracer_start(&tr, o, t, sigfd);
 
 	if (!ret && (ret = mt_reports_start(&reports, o, &tr)) != 0)
@@ -111,14 +113,22 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	if (tr.s.stop == MT_STOP_EXIT && t && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
 	ropts = mt_reports_opts(o, t && t->is_child && tr.s.exited);
+	t0 = mt_loop_now();
 	ret = mt_tracer_collect(&tr, &raw);
 	if (ret) {
 		raw.procs = NULL;
 		mt_raw_profile_free(&raw);
 		ret = mt_fail("cannot read the BPF maps: %s", strerror(-ret));
 	} else {
+		t1 = mt_loop_now();
+		nblocks = raw.nblocks;
+		nstacks = raw.nstacks;
 		mt_keeper_take(&reports.keeper, &raw);
 		ret = mt_reports_final(&reports, &raw, &ropts);
+		if (o->verbose)
+			fprintf(stderr, "memtrace: final report: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms\n",
+				nblocks, nstacks, (t1 - t0) * 1e3,
+				(mt_loop_now() - t1) * 1e3);
 	}
 	if (!ret && (reports.failed || tr.tl.error))
 		ret = 1; /* said when it failed */
