@@ -26,7 +26,7 @@ from test_kernel_memory import ask, finish, start_many, wait_file
 REPORT_RE = re.compile(r"memtrace: report (\d+): (\d+) blocks and (\d+) stacks read in [\d.]+ ms, "
                        r"written in [\d.]+ ms; the read took ([\d.]+) ms of CPU \(([\d.]+) in the kernel\)")
 FINAL_RE = re.compile(r"memtrace: final report: (\d+) blocks and (\d+) stacks read in [\d.]+ ms, "
-                      r"written in [\d.]+ ms$")
+                      r"written in [\d.]+ ms; ([\d.]+) ms of CPU in all$")
 
 
 @test("read_timing.verbose")
