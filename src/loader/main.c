@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf_log.h"
@@ -90,6 +91,16 @@ static void say_tracing(struct mt_tracer *tr)
 		mt_probes_describe(mt_tracer_probes(tr), stderr);
 }
 
+/* This thread's CPU time in ms (-v's account of the final report). */
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* Trace T (NULL: every process) and report.  Returns the exit status. */
 static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 {
@@ -99,6 +110,8 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	struct mt_render_opts ropts;
 	struct mt_http *http = NULL;
 	struct mt_top top = { 0 };
+	size_t nblocks, nstacks;
+	double t0, t1, cpu0;
 	int ret = mt_tracer_start(&tr, o, t, sigfd);
 
 	if (!ret && (ret = mt_reports_start(&reports, o, &tr)) != 0)
@@ -129,14 +142,24 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	if (tr.s.stop == MT_STOP_EXIT && t && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
 	ropts = mt_reports_opts(o, t && t->is_child && tr.s.exited);
+	t0 = mt_loop_now();
+	cpu0 = thread_cpu_ms();
 	ret = mt_tracer_collect(&tr, &raw);
 	if (ret) {
 		raw.procs = NULL;
 		mt_raw_profile_free(&raw);
 		ret = mt_fail("cannot read the BPF maps: %s", strerror(-ret));
 	} else {
+		t1 = mt_loop_now();
+		nblocks = raw.nblocks;
+		nstacks = raw.nstacks;
 		mt_keeper_take(&reports.keeper, &raw);
 		ret = mt_reports_final(&reports, &raw, &ropts);
+		if (o->verbose)
+			fprintf(stderr, "memtrace: final report: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms; %.1f ms of CPU in all\n",
+				nblocks, nstacks, (t1 - t0) * 1e3,
+				(mt_loop_now() - t1) * 1e3,
+				thread_cpu_ms() - cpu0);
 	}
 	if (!ret && (reports.failed || tr.tl.error))
 		ret = 1; /* said when it failed */
