@@ -17,6 +17,7 @@
 #include "forwarders.h"
 #include "memleak.skel.h"
 #include "startup_clock.h"
+#include "unwind_cache.h"
 #include "unwind_table.h"
 #include "loop.h"
 #include "map_chunks.h"
@@ -31,6 +32,9 @@ struct mt_unwind_job {
 	char *name;
 };
 
+/* Where a table came from (for -v). */
+enum { TABLE_BUILT, TABLE_CACHED, TABLE_FROM_CACHE };
+
 /* A table made before the maps were there (mt_unwinder_start()). */
 struct mt_unwind_pending {
 	struct mt_file_key key;
@@ -38,6 +42,7 @@ struct mt_unwind_pending {
 	struct mt_unwind_table t;
 	uint64_t ns;              /* what making it took */
 	int err;                  /* or why it could not be made */
+	int src;                  /* TABLE_* */
 };
 
 static void *builder(void *arg);
@@ -83,6 +88,19 @@ int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose)
 	}
 	u->started = true;
 	return 0;
+}
+
+void mt_unwinder_use_cache(struct mt_unwinder *u, const char *dir,
+			   uint64_t max_bytes)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->on && !u->cache && (u->cache = malloc(sizeof(*u->cache)))) {
+		u->cache->dirfd = -1;
+		u->cache->dir[0] = '\0';
+		u->cache_dir = dir ? strdup(dir) : NULL;
+		u->cache_max = max_bytes;
+	}
+	pthread_mutex_unlock(&u->lock);
 }
 
 int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
@@ -201,8 +219,11 @@ static bool none_probed(const char *name, bool via_plt, void *ctx)
  * say so (the builder thread, once the maps are there). */
 static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
 		    const char *name, struct mt_unwind_table *t, uint64_t ns,
-		    int err)
+		    int err, int src)
 {
+	static const char *const how[] = { "built in", "built in",
+					   "from cache in" };
+
 	int ret = err ? err : load_table(u, key, t);
 
 	if (ret == -ENOSPC && !u->full++)
@@ -212,23 +233,55 @@ static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
 		fprintf(stderr, "memtrace: no unwind table for %s: %s\n", name,
 			strerror(-ret));
 	else if (u->verbose)
-		fprintf(stderr, "memtrace: unwind table of %s: %u rows (%u unfollowable), %zu bytes, %.1f ms\n",
+		fprintf(stderr, "memtrace: unwind table of %s: %u rows (%u unfollowable), %zu bytes, %s %.*f ms%s\n",
 			name, t->nrows, t->nstop,
 			t->nrows * sizeof(*t->rows) +
 				(t->nrows ? t->npages + 1 : 0) * sizeof(uint32_t),
-			(double)ns / 1e6);
+			how[src], src == TABLE_FROM_CACHE ? 3 : 1,
+			(double)ns / 1e6, src == TABLE_CACHED ? ", cached" : "");
 	mt_unwind_table_free(t);
 }
 
-/* Compile the table of the file open on FD into T; its time into *NS. */
+/* The cache, opened when first needed (the builder thread); NULL when
+ * tables are not kept. */
+static struct mt_unwind_cache *cache_of(struct mt_unwinder *u)
+{
+	int ret;
+
+	if (!u->cache || u->cache_tried)
+		return u->cache && u->cache->dirfd >= 0 ? u->cache : NULL;
+	u->cache_tried = true;
+	ret = mt_unwind_cache_open(u->cache, u->cache_dir, u->cache_max);
+	if (ret && u->verbose)
+		fprintf(stderr, "memtrace: unwind tables are not kept on disk: %s: %s\n",
+			u->cache->dir[0] ? u->cache->dir : "no cache directory",
+			ret == -EPERM ? "owned by another user or writable by others"
+				      : strerror(-ret));
+	return ret ? NULL : u->cache;
+}
+
+/* Compile the table of the file open on FD into T, or load it from the
+ * cache (*SRC says which); its time into *NS. */
 static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
-		      uint64_t *ns)
+		      uint64_t *ns, int *src)
 {
 	struct mt_skip_range skip[32];
 	struct mt_cxx_funcs cxx;
 	uint64_t t0 = mt_loop_now_ns();
+	struct mt_unwind_cache *c = cache_of(u);
+	struct mt_unwind_cache_key ckey;
 	size_t nskip = 0;
 	int ret;
+
+	*src = TABLE_BUILT;
+	if (c && mt_unwind_cache_key_of(fd, &ckey))
+		c = NULL;
+	if (c && mt_unwind_cache_lookup(c, &ckey, t) == 0) {
+		*src = TABLE_FROM_CACHE;
+		*ns = mt_loop_now_ns() - t0;
+		mt_startup_add(MT_STARTUP_TABLES, t0);
+		return 0;
+	}
 
 	/* Operator new and delete: allocator code, whoever probes it. */
 	if (mt_cxx_funcs_read(fd, none_probed, NULL, &cxx) == 0) {
@@ -241,12 +294,15 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 	*ns = mt_loop_now_ns() - t0;
 	u->build_ns += *ns;
 	mt_startup_add(MT_STARTUP_TABLES, t0);
+	if (!ret && c && mt_unwind_cache_store(c, &ckey, t) == 0)
+		*src = TABLE_CACHED;
 	return ret;
 }
 
 /* Keep a table made before the maps are there (the lock held). */
 static void keep_pending(struct mt_unwinder *u, struct mt_unwind_job *job,
-			 struct mt_unwind_table *t, uint64_t ns, int err)
+			 struct mt_unwind_table *t, uint64_t ns, int err,
+			 int src)
 {
 	struct mt_unwind_pending *nv = realloc(u->pending,
 					       (u->npending + 1) * sizeof(*nv));
@@ -258,7 +314,7 @@ static void keep_pending(struct mt_unwinder *u, struct mt_unwind_job *job,
 	}
 	u->pending = nv;
 	nv[u->npending++] = (struct mt_unwind_pending){ job->key, job->name,
-							*t, ns, err };
+							*t, ns, err, src };
 }
 
 /* Make the table of JOB; load it if the maps are there, else keep it.
@@ -267,18 +323,18 @@ static void do_job(struct mt_unwinder *u, struct mt_unwind_job *job)
 {
 	struct mt_unwind_table t;
 	uint64_t ns;
-	int err;
+	int err, src;
 
 	pthread_mutex_unlock(&u->lock);
-	err = build_file(u, job->fd, &t, &ns);
+	err = build_file(u, job->fd, &t, &ns, &src);
 	close(job->fd);
 	pthread_mutex_lock(&u->lock);
 	if (!u->maps_ready) {
-		keep_pending(u, job, &t, ns, err);
+		keep_pending(u, job, &t, ns, err, src);
 		return;
 	}
 	pthread_mutex_unlock(&u->lock);
-	publish(u, &job->key, job->name, &t, ns, err);
+	publish(u, &job->key, job->name, &t, ns, err, src);
 	free(job->name);
 	pthread_mutex_lock(&u->lock);
 }
@@ -294,7 +350,8 @@ static void do_pending(struct mt_unwinder *u)
 	u->npending = 0;
 	pthread_mutex_unlock(&u->lock);
 	for (size_t i = 0; i < n; i++) {
-		publish(u, &p[i].key, p[i].name, &p[i].t, p[i].ns, p[i].err);
+		publish(u, &p[i].key, p[i].name, &p[i].t, p[i].ns, p[i].err,
+			p[i].src);
 		free(p[i].name);
 	}
 	free(p);
@@ -468,6 +525,10 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	mt_map_chunks_free(&u->pages);
 	ring_buffer__free(u->missing);
 	free(u->files);
+	if (u->cache)
+		mt_unwind_cache_close(u->cache);
+	free(u->cache);
+	free(u->cache_dir);
 	memset(u, 0, sizeof(*u));
 	u->modules_fd = u->vmas_fd = -1;
 }
