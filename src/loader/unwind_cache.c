@@ -330,6 +330,8 @@ static void evict(struct mt_unwind_cache *c, const char *keep)
 			close(fd);
 		return;
 	}
+	/* The copy shares the offset of the last listing: from the start. */
+	rewinddir(d);
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
 		bool tmp = strncmp(e->d_name, TMP_PREFIX,

@@ -167,3 +167,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The HTTP bridge's reference counts (src/loader/http_bridge.c).
 -include tests/unit/http_bridge.mk
+
+# Unwind tables kept on disk (src/loader/unwind_cache.c).
+-include tests/unit/unwind_cache.mk
