@@ -400,18 +400,18 @@ static int start_system(struct mt_tracer *tr)
 {
 	int ret = attach_to_system(tr);
 
-	/* System-wide, a table is made when a stack first needs it, and
-	 * first those of the files running processes map: most come from
-	 * the cache; the others are made on the builder's thread, which
-	 * holds nothing up. */
+	/* System-wide, a table is made when a stack first needs it (making
+	 * every file's now would take seconds, and fill the rows with files
+	 * no stack may cross); but first, the tables in the cache of the
+	 * files running processes map are loaded, in well under a ms each. */
 	if (!ret)
 		ret = init_unwinder(tr);
 	if (!ret) {
 		use_unwind_cache(tr);
 		for (size_t i = 0; i < tr->sys.nprocs; i++)
 			if (!tr->sys.gone[i])
-				mt_unwinder_add_process(&tr->uw,
-							(pid_t)tr->sys.procs[i].pid);
+				mt_unwinder_preload_process(&tr->uw,
+							    (pid_t)tr->sys.procs[i].pid);
 	}
 	if (!ret && (ret = mt_follow_attach(tr->skel, false)) != 0)
 		ret = mt_fail("cannot follow exec: %s", strerror(-ret));

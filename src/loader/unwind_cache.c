@@ -3,6 +3,8 @@
 #include "unwind_cache.h"
 
 #include <dirent.h>
+#include <elfutils/libdwelf.h>
+#include <libelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -15,7 +17,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "build_id.h"
 #include "memleak.h"
 #include "profile.h"
 
@@ -44,6 +45,41 @@ struct header {
 	uint32_t pad;
 };
 
+/* The key of the file ST is: its identity. */
+static void identity_key(const struct stat *st, struct mt_unwind_cache_key *k)
+{
+	snprintf(k->name, sizeof(k->name), "f-%llx-%llx-%llx-%llx-%lx",
+		 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+		 (unsigned long long)st->st_size,
+		 (unsigned long long)st->st_mtim.tv_sec,
+		 (unsigned long)st->st_mtim.tv_nsec);
+}
+
+/*
+ * The GNU build id of the ELF file open on FD into HEX, "" when none: as
+ * mt_build_id_hex(), but read with pread, not mmap: the builder thread's
+ * mmap of a file waited up to 7 ms for the mm lock while memtrace's main
+ * thread loaded its BPF programs, 15 times a table's whole read.
+ */
+static void build_id_of(int fd, char *hex, size_t len)
+{
+	Elf *elf;
+	const void *id = NULL;
+	ssize_t n;
+
+	hex[0] = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	if (n > 0 && (size_t)n * 2 < len)
+		for (ssize_t i = 0; i < n; i++)
+			snprintf(hex + i * 2, 3, "%02x",
+				 ((const unsigned char *)id)[i]);
+	if (elf)
+		elf_end(elf);
+}
+
 int mt_unwind_cache_key_of(int fd, struct mt_unwind_cache_key *k)
 {
 	char hex[MT_BUILD_ID_HEX];
@@ -51,16 +87,13 @@ int mt_unwind_cache_key_of(int fd, struct mt_unwind_cache_key *k)
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (mt_build_id_hex(fd, hex, sizeof(hex)) == 0 && hex[0]) {
+	build_id_of(fd, hex, sizeof(hex));
+	if (hex[0]) {
 		snprintf(k->name, sizeof(k->name), "b-%s-%llx", hex,
 			 (unsigned long long)st.st_size);
 		return 0;
 	}
-	snprintf(k->name, sizeof(k->name), "f-%llx-%llx-%llx-%llx-%lx",
-		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-		 (unsigned long long)st.st_size,
-		 (unsigned long long)st.st_mtim.tv_sec,
-		 (unsigned long)st.st_mtim.tv_nsec);
+	identity_key(&st, k);
 	return 0;
 }
 
@@ -141,14 +174,12 @@ int mt_unwind_cache_open(struct mt_unwind_cache *c, const char *dir,
 						      sizeof(c->dir))) != 0) {
 		return ret;
 	}
-	/* The binary that makes the tables. */
-	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* The binary that makes the tables: its identity (a rebuild or a
+	 * new version is another binary), not its build id, which libelf
+	 * took 5 ms to read in memtrace while the BPF programs load. */
+	if (stat("/proc/self/exe", &st))
 		return -errno;
-	ret = mt_unwind_cache_key_of(fd, &c->tool);
-	close(fd);
-	if (ret)
-		return ret;
+	identity_key(&st, &c->tool);
 	ret = make_dirs(c->dir);
 	if (ret)
 		return ret;

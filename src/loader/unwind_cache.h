@@ -14,7 +14,7 @@
  * The directory must be owned by the effective user and writable by no
  * one else (made 0700); a file is used only when it is a regular file of
  * that user's, writable by no one else, not a symbolic link, and its
- * header (magic, version, key, memtrace's own key, counts) and CRC-32
+ * header (magic, version, key, the memtrace binary's identity, counts), CRC-32
  * agree: anything else is a miss, and the table is made again and
  * replaces it.  Files are written to a temporary name and renamed.  The
  * directory is kept under a size bound: the least recently used tables

@@ -30,10 +30,11 @@ struct mt_unwind_job {
 	int fd;
 	struct mt_file_key key;
 	char *name;
+	bool cached_only;         /* from the cache, or not at all (for now) */
 };
 
 /* Where a table came from (for -v). */
-enum { TABLE_BUILT, TABLE_CACHED, TABLE_FROM_CACHE };
+enum { TABLE_BUILT, TABLE_CACHED, TABLE_FROM_CACHE, TABLE_NOT_CACHED };
 
 /* A table made before the maps were there (mt_unwinder_start()). */
 struct mt_unwind_pending {
@@ -170,6 +171,15 @@ static int remember(struct mt_unwinder *u, uint64_t dev, uint64_t ino)
 	return 0;
 }
 
+static void forget_file(struct mt_unwinder *u, const struct mt_file_key *key)
+{
+	for (size_t i = 0; i < u->nfiles; i++)
+		if (u->files[i].dev == key->dev && u->files[i].ino == key->ino) {
+			u->files[i] = u->files[--u->nfiles];
+			return;
+		}
+}
+
 /* Copy T into the maps (making the chunks it needs) and publish it under
  * KEY.  -ENOSPC when full. */
 static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
@@ -263,7 +273,7 @@ static struct mt_unwind_cache *cache_of(struct mt_unwinder *u)
 /* Compile the table of the file open on FD into T, or load it from the
  * cache (*SRC says which); its time into *NS. */
 static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
-		      uint64_t *ns, int *src)
+		      uint64_t *ns, int *src, bool cached_only)
 {
 	struct mt_skip_range skip[32];
 	struct mt_cxx_funcs cxx;
@@ -281,6 +291,10 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 		*ns = mt_loop_now_ns() - t0;
 		mt_startup_add(MT_STARTUP_TABLES, t0);
 		return 0;
+	}
+	if (cached_only) {
+		*src = TABLE_NOT_CACHED;
+		return -ENOENT;
 	}
 
 	/* Operator new and delete: allocator code, whoever probes it. */
@@ -326,9 +340,15 @@ static void do_job(struct mt_unwinder *u, struct mt_unwind_job *job)
 	int err, src;
 
 	pthread_mutex_unlock(&u->lock);
-	err = build_file(u, job->fd, &t, &ns, &src);
+	err = build_file(u, job->fd, &t, &ns, &src, job->cached_only);
 	close(job->fd);
 	pthread_mutex_lock(&u->lock);
+	if (src == TABLE_NOT_CACHED) {
+		/* Not tried: made when a stack first needs it. */
+		forget_file(u, &job->key);
+		free(job->name);
+		return;
+	}
 	if (!u->maps_ready) {
 		keep_pending(u, job, &t, ns, err, src);
 		return;
@@ -390,7 +410,8 @@ static void *builder(void *arg)
 
 /* Queue the file open on FD (taken) for its table, once per file. */
 static void add_file(struct mt_unwinder *u, int fd,
-		     const struct mt_file_key *key, const char *name)
+		     const struct mt_file_key *key, const char *name,
+		     bool cached_only)
 {
 	struct mt_unwind_job *nv;
 	char *copy = strdup(name);
@@ -403,7 +424,8 @@ static void add_file(struct mt_unwinder *u, int fd,
 	if (!nv)
 		goto cleanup;
 	u->jobs = nv;
-	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy };
+	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy,
+						      cached_only };
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	return;
@@ -429,8 +451,8 @@ static uint64_t kernel_dev(dev_t dev)
 	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
-void mt_unwinder_add_objects(struct mt_unwinder *u,
-			     const struct mt_objects *objs)
+static void add_objects(struct mt_unwinder *u, const struct mt_objects *objs,
+			bool cached_only)
 {
 	if (!u->on)
 		return;
@@ -440,8 +462,24 @@ void mt_unwinder_add_objects(struct mt_unwinder *u,
 		int fd = open(o->path, O_RDONLY | O_CLOEXEC);
 
 		if (fd >= 0)
-			add_file(u, fd, &key, o->shown);
+			add_file(u, fd, &key, o->shown, cached_only);
 	}
+}
+
+void mt_unwinder_add_objects(struct mt_unwinder *u,
+			     const struct mt_objects *objs)
+{
+	add_objects(u, objs, false);
+}
+
+void mt_unwinder_preload_process(struct mt_unwinder *u, pid_t pid)
+{
+	struct mt_objects objs;
+
+	if (!u->cache || mt_objects_of_pid(pid, &objs))
+		return;
+	add_objects(u, &objs, true);
+	mt_objects_free(&objs);
 }
 
 static int on_missing(void *ctx, void *data, size_t size)
@@ -465,7 +503,7 @@ static int on_missing(void *ctx, void *data, size_t size)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* gone */
-	add_file(u, fd, &m.file, path);
+	add_file(u, fd, &m.file, path, false);
 	return 0;
 }
 

@@ -107,6 +107,10 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
  * read (it is gone). */
 void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid);
 
+/* The tables of PID's files that are in the cache (use_cache), loaded
+ * now; the others are made when asked for. */
+void mt_unwinder_preload_process(struct mt_unwinder *u, pid_t pid);
+
 /* A descriptor that is readable when the BPF program asks for a table
  * (then call mt_unwinder_poll()); -1 when tables are off. */
 int mt_unwinder_fd(const struct mt_unwinder *u);

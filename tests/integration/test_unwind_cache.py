@@ -158,3 +158,29 @@ def _bad_size():
                                                MEMTRACE_UNWIND_CACHE_SIZE=value))
         mtlib.check_one_line_error(res, "MEMTRACE_UNWIND_CACHE_SIZE=%s" % value,
                                    mention=("MEMTRACE_UNWIND_CACHE_SIZE",))
+
+
+@test("unwind_cache.system_start")
+def _system_start():
+    """System-wide, the tables in the cache of the files running processes
+    map are loaded at the start, not when a stack first needs them: a
+    waiter started before memtrace, idle all along, has its table loaded
+    from the cache a run of `memtrace -- waiter` filled."""
+    cache = tempfile.mkdtemp(dir=mtlib.TMPDIR)
+    res = mtlib.run_memtrace(["-v", "--text=/dev/null", "--", mtlib.prog_path("waiter")],
+                             env=cache_env(cache))
+    d = "command: %s\nexit status: %s\nstderr:\n%s" % (
+        " ".join(res.argv), res.rc, mtlib.tail(res.stderr, 40))
+    check_eq(res.rc, 0, "exit status", d)
+    check_eq(tables(res.stderr).get("waiter"), "cached", "the waiter's table", d)
+    w = mtlib.start_waiter()
+    try:
+        res = mtlib.run_memtrace(["-v", "-d", "1", "--text=/dev/null"], timeout=90,
+                                 env=cache_env(cache))
+        d = "command: %s\nexit status: %s\nstderr:\n%s" % (
+            " ".join(res.argv), res.rc, mtlib.tail(res.stderr, 40))
+        check_eq(res.rc, 0, "exit status", d)
+        check_eq(tables(res.stderr).get("waiter"), "from cache",
+                 "system-wide start: the table of the idle waiter", d)
+    finally:
+        w.kill()
