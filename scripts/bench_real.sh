@@ -251,7 +251,7 @@ for ((rep = 1; rep <= STARTUP_REPS; rep++)); do
 		for state in cold warm; do
 			[ "$state" = cold ] && rm -rf "$UWC_PAIRS"
 			MEMTRACE_UNWIND_CACHE=$UWC_PAIRS "${MT[@]}" -v -o /dev/null -- "${cmd[@]}" 2>&1 </dev/null |
-				grep '^memtrace: started in\|^memtrace: unwind table of\|held it' |
+				grep '^memtrace: started in\|^memtrace: unwind table of\|^memtrace: unwind cache \|held it' |
 				sed "s/^/$prog $state $rep /" >>"$T/uwc_phases" || true
 		done
 	done
@@ -567,7 +567,11 @@ phase = {}
 try:
     for l in open(os.path.join(T, "uwc_phases")):
         prog, state, rep_, l = l.split(" ", 3)
-        d = phase.setdefault((prog, state, rep_), {"tables": 0.0, "held": 0.0, "started": None, "loads": []})
+        d = phase.setdefault((prog, state, rep_), {"tables": 0.0, "held": 0.0, "started": None, "loads": [],
+                                                   "read": None})
+        m = re.search(r"unwind cache \S+: (\d+) tables read \((\d+) rows\) in ([\d.]+) ms of CPU, ([\d.]+) ms in all", l)
+        if m and int(m[1]):
+            d["read"] = (int(m[1]), int(m[2]), float(m[3]), float(m[4]))
         m = re.search(r"started in ([\d.]+) ms", l)
         if m:
             d["started"] = float(m[1])
@@ -609,7 +613,12 @@ if loads:
     big = max(loads)
     print(f"  a table read from the cache ({len(loads)} reads): median {med(t for _, t in loads):.3f} ms, "
           f"the largest ({big[0]:,} rows) median {med(t for r, t in loads if r == big[0]):.3f} ms, "
-          f"{sum(t for _, t in loads) / sum(r for r, _ in loads) * 1e6:.1f} ns per row over all")
+          f"{sum(t for _, t in loads) / sum(r for r, _ in loads) * 1e6:.1f} ns per row over all (wall: waits for the CPU included)")
+reads = [d["read"] for (prog, state, _), d in phase.items() if state == "warm" and d["read"]]
+if reads:
+    print(f"  the same reads on the reading thread's CPU clock: {sum(r[2] for r in reads) / sum(r[0] for r in reads):.3f} ms per table, "
+          f"{sum(r[2] for r in reads) / sum(r[1] for r in reads) * 1e6:.1f} ns per row "
+          f"({sum(r[0] for r in reads)} tables, {sum(r[1] for r in reads):,} rows; wall {sum(r[3] for r in reads) / sum(r[0] for r in reads):.3f} ms per table)")
 rep = []
 for _, p, rc in runs.get(("stacks", "report"), []):
     c, ru, h = kv(p + ".churn", "churn:"), kv(p + ".ru"), header(p + ".report")

@@ -254,10 +254,13 @@ int mt_unwind_cache_lookup(struct mt_unwind_cache *c,
 	size_t npages, want;
 	ssize_t got;
 	int fd, ret = -EBADMSG;
+	struct timespec cpu0, wall0, cpu1, wall1;
 
 	memset(t, 0, sizeof(*t));
 	if (c->dirfd < 0)
 		return -ENOENT;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+	clock_gettime(CLOCK_MONOTONIC, &wall0);
 	mt_unwind_cache_file_name(key, name, sizeof(name));
 	fd = openat(c->dirfd, name,
 		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -311,9 +314,16 @@ out:
 		close(fd);
 	if (ret)
 		mt_unwind_table_free(t);
-	if (ret == 0)
+	if (ret == 0) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+		clock_gettime(CLOCK_MONOTONIC, &wall1);
 		c->hits++;
-	else if (ret == -ENOENT)
+		c->hit_rows += t->nrows;
+		c->hit_cpu_ns += (uint64_t)((cpu1.tv_sec - cpu0.tv_sec) * 1000000000LL +
+					    (cpu1.tv_nsec - cpu0.tv_nsec));
+		c->hit_ns += (uint64_t)((wall1.tv_sec - wall0.tv_sec) * 1000000000LL +
+					(wall1.tv_nsec - wall0.tv_nsec));
+	} else if (ret == -ENOENT)
 		c->misses++;
 	else
 		c->bad++;

@@ -14,8 +14,8 @@
  * The directory must be owned by the effective user and writable by no
  * one else (made 0700); a file is used only when it is a regular file of
  * that user's, writable by no one else, not a symbolic link, and its
- * header (magic, version, key, the memtrace binary's identity, counts), CRC-32
- * agree: anything else is a miss, and the table is made again and
+ * header (magic, version, key, the memtrace binary's identity, counts)
+ * and CRC-32 agree: anything else is a miss, and the table is made again and
  * replaces it.  Files are written to a temporary name and renamed.  The
  * directory is kept under a size bound: the least recently used tables
  * (atime, set on each use) go first.
@@ -45,8 +45,11 @@ struct mt_unwind_cache {
 	/* The key of the memtrace binary that made a table: a table made by
 	 * another build is not used (its rows may mean something else). */
 	struct mt_unwind_cache_key tool;
-	/* Counts, for -v and the tests. */
+	/* Counts, for -v and the tests; the time of the lookups that hit,
+	 * on the caller's thread's CPU clock (a busy machine's waits left
+	 * out) and in all. */
 	uint64_t hits, misses, bad, stored, evicted;
+	uint64_t hit_rows, hit_cpu_ns, hit_ns;
 };
 
 /* The key of the file open on FD.  0 or -errno. */

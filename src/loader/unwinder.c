@@ -563,6 +563,14 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	mt_map_chunks_free(&u->pages);
 	ring_buffer__free(u->missing);
 	free(u->files);
+	if (u->cache && u->cache->dirfd >= 0 && u->verbose)
+		fprintf(stderr, "memtrace: unwind cache %s: %llu tables read (%llu rows) in %.3f ms of CPU, %.3f ms in all; %llu made and kept, %llu refused\n",
+			u->cache->dir, (unsigned long long)u->cache->hits,
+			(unsigned long long)u->cache->hit_rows,
+			(double)u->cache->hit_cpu_ns / 1e6,
+			(double)u->cache->hit_ns / 1e6,
+			(unsigned long long)u->cache->stored,
+			(unsigned long long)u->cache->bad);
 	if (u->cache)
 		mt_unwind_cache_close(u->cache);
 	free(u->cache);
