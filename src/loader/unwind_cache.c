@@ -169,7 +169,7 @@ int mt_unwind_cache_open(struct mt_unwind_cache *c, const char *dir,
 	if (dir) {
 		if (strlen(dir) >= sizeof(c->dir))
 			return -ENAMETOOLONG;
-		strcpy(c->dir, dir);
+		snprintf(c->dir, sizeof(c->dir), "%s", dir);
 	} else if ((ret = mt_unwind_cache_default_dir(c->dir,
 						      sizeof(c->dir))) != 0) {
 		return ret;
@@ -274,12 +274,13 @@ int mt_unwind_cache_lookup(struct mt_unwind_cache *c,
 	}
 	if ((size_t)st.st_size < sizeof(h) ||
 	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    memcmp(h.magic, MAGIC, sizeof(h.magic)) || h.version != VERSION ||
+	    memcmp(h.magic, MAGIC, sizeof(h.magic)) != 0 ||
+	    h.version != VERSION ||
 	    h.header_size != sizeof(h) ||
 	    h.row_size != sizeof(struct mt_unwind_row) ||
 	    h.nrows > MAX_ROWS || h.npages > MAX_ROWS ||
-	    strncmp(h.key, key->name, sizeof(h.key)) ||
-	    strncmp(h.tool, c->tool.name, sizeof(h.tool)))
+	    strncmp(h.key, key->name, sizeof(h.key)) != 0 ||
+	    strncmp(h.tool, c->tool.name, sizeof(h.tool)) != 0)
 		goto out;
 	npages = pages_of(h.nrows, h.npages);
 	want = sizeof(h) + h.nrows * sizeof(*t->rows) +
@@ -400,7 +401,7 @@ static void evict(struct mt_unwind_cache *c, const char *keep)
 				break;
 			v = nv;
 		}
-		strcpy(v[n].name, e->d_name);
+		snprintf(v[n].name, sizeof(v[n].name), "%s", e->d_name);
 		v[n].bytes = (uint64_t)st.st_size;
 		/* atime is set at each use; a file never used since it was
 		 * written has its mtime. */

@@ -3,7 +3,8 @@ run loads its files' tables from the cache (-v says so) and gets the same
 stacks, address for address, as the first, whose tables were made; a
 corrupted or truncated cache file is made again (and the stacks are still
 whole); --no-unwind-cache keeps nothing; MEMTRACE_UNWIND_CACHE_SIZE bounds
-the directory.  Each test has a cache directory of its own."""
+the directory; a system-wide start loads the cached tables of running
+processes.  Each test has a cache directory of its own."""
 
 import os
 import re
