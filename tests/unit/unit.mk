@@ -168,5 +168,11 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 # The HTTP bridge's reference counts (src/loader/http_bridge.c).
 -include tests/unit/http_bridge.mk
 
+# The allocator line per process (src/loader/proc_allocators.c).
+-include tests/unit/proc_allocators.mk
+
+# memtrace top's frames (src/loader/top_frame.c).
+-include tests/unit/top_frame.mk
+
 # Unwind tables kept on disk (src/loader/unwind_cache.c).
 -include tests/unit/unwind_cache.mk
