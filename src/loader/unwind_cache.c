@@ -401,7 +401,8 @@ static void evict(struct mt_unwind_cache *c, const char *keep)
 				break;
 			v = nv;
 		}
-		snprintf(v[n].name, sizeof(v[n].name), "%s", e->d_name);
+		/* Its length was checked above. */
+		memcpy(v[n].name, e->d_name, strlen(e->d_name) + 1);
 		v[n].bytes = (uint64_t)st.st_size;
 		/* atime is set at each use; a file never used since it was
 		 * written has its mtime. */
