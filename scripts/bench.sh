@@ -93,6 +93,8 @@ if [ ! -x "$MAP_READ" ] || [ bench/map_read.c -nt "$MAP_READ" ]; then
 fi
 
 T=$(mktemp -d /tmp/memtrace-bench.XXXXXX)
+# Unwind tables: a cache of this run's own, not the machine's.
+export MEMTRACE_UNWIND_CACHE=$T/unwind-cache
 if [ "${BENCH_KEEP:-0}" = 1 ]; then
 	trap 'echo "bench.sh: run directory kept: $T" >&2' EXIT
 else
@@ -302,7 +304,7 @@ if [ "$SNAP_BLOCKS" -gt 0 ]; then
 	done
 fi
 # Unwind tables: sizes and build times (memtrace -v), for libc and python3,
-# and libstdc++ (a small C++ program built here).
+# and libstdc++ (a small C++ program built here); made, not read from the cache.
 printf '#include <string>\nint main() { std::string s(100, 1); return s.size() != 100; }\n' |
 	"${CXX:-g++}" -x c++ -O2 -o "$T/cxx" - 2>/dev/null || true
 : >"$T/tables"
@@ -310,7 +312,7 @@ for prog in /usr/bin/python3 "$T/cxx"; do
 	[ -x "$prog" ] || continue
 	args=()
 	[ "$prog" = /usr/bin/python3 ] && args=(-c pass)
-	"$MEMTRACE" -v --as-root --text=/dev/null -- "$prog" "${args[@]}" 2>&1 |
+	"$MEMTRACE" -v --as-root --no-unwind-cache --text=/dev/null -- "$prog" "${args[@]}" 2>&1 |
 		grep '^memtrace: unwind table of' >>"$T/tables" || true
 done
 ELAPSED=$((SECONDS - START))

@@ -24,7 +24,12 @@
 # Then: start-up (`memtrace -- /bin/true`: total, and to /bin/true's first
 # instruction; BENCH_STARTUP_REPS runs, with memtrace's own account of its
 # phases from -v) and the report time of a 10,000-stack profile (churn
-# --stacks; CMD's exit to memtrace's exit).
+# --stacks; CMD's exit to memtrace's exit).  Every run keeps its unwind
+# tables in a cache of the run's own (warm after the first run); the
+# start-up of `-- /bin/true` and `-- python3 -c pass` is also measured
+# with that cache emptied (cold: every table made and written) against
+# it full (warm: every table read), in pairs, with the time per table
+# read from -v.
 #
 # A benchmark, not a test: nothing is compared with a limit for the exit
 # status.  It exits non-zero only when something that must run could not
@@ -93,6 +98,10 @@ build "$STAMP" bench/stamp.c "$CC" -O2 -Wall -Wextra -shared -fPIC
 build "$CHURN" bench/churn.c "$CC" -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra
 
 T=$(mktemp -d /tmp/memtrace-bench-real.XXXXXX)
+# Unwind tables: a cache of this run's own, not the machine's; and another
+# for the cold/warm pairs.
+export MEMTRACE_UNWIND_CACHE=$T/unwind-cache
+UWC_PAIRS=$T/unwind-cache-pairs
 if [ "${BENCH_KEEP:-0}" = 1 ]; then
 	trap 'echo "bench_real.sh: run directory kept: $T" >&2' EXIT
 else
@@ -221,6 +230,29 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		for row in $ROWS; do
 			[ -z "${TOOL_SKIP[$row]:-}" ] || continue
 			run_row "$row" "$w" "$rep"
+		done
+	done
+done
+
+# Unwind table cache: start-up cold (the cache emptied before the run)
+# against warm (the same cache, full), pair by pair.
+for ((rep = 1; rep <= STARTUP_REPS; rep++)); do
+	for prog in true python3; do
+		cmd=(/bin/true)
+		[ "$prog" = python3 ] && cmd=(/usr/bin/python3 -c pass)
+		for state in cold warm; do
+			[ "$state" = cold ] && rm -rf "$UWC_PAIRS"
+			p=$T/uwc.$prog.$state.$rep rc=0
+			MEMTRACE_UNWIND_CACHE=$UWC_PAIRS "$PY" bench/rusage.py "$p.ru" \
+				"${MT[@]}" -o /dev/null -- "${cmd[@]}" >"$p.out" 2>"$p.err" </dev/null || rc=$?
+			echo "uwc_$prog $state $rep $p $rc" >>"$T/runs"
+		done
+		# The same with -v (not timed): memtrace's own account.
+		for state in cold warm; do
+			[ "$state" = cold ] && rm -rf "$UWC_PAIRS"
+			MEMTRACE_UNWIND_CACHE=$UWC_PAIRS "${MT[@]}" -v -o /dev/null -- "${cmd[@]}" 2>&1 </dev/null |
+				grep '^memtrace: started in\|^memtrace: unwind table of\|^memtrace: unwind cache \|held it' |
+				sed "s/^/$prog $state $rep /" >>"$T/uwc_phases" || true
 		done
 	done
 done
@@ -530,6 +562,63 @@ if phases:
     print("  memtrace -v's phases (main() to CMD released; tables beside the rest), median ms of "
           f"{len(phases)}: " + ", ".join(f"{k} {med(p[i][1] for p in phases):.1f}"
                                           for i, (k, _) in enumerate(phases[0])))
+# Unwind table cache: cold (emptied) against warm, pair by pair.
+phase = {}
+try:
+    for l in open(os.path.join(T, "uwc_phases")):
+        prog, state, rep_, l = l.split(" ", 3)
+        d = phase.setdefault((prog, state, rep_), {"tables": 0.0, "held": 0.0, "started": None, "loads": [],
+                                                   "read": None})
+        m = re.search(r"unwind cache \S+: (\d+) tables read \((\d+) rows\) in ([\d.]+) ms of CPU, ([\d.]+) ms in all", l)
+        if m and int(m[1]):
+            d["read"] = (int(m[1]), int(m[2]), float(m[3]), float(m[4]))
+        m = re.search(r"started in ([\d.]+) ms", l)
+        if m:
+            d["started"] = float(m[1])
+        m = re.search(r"held it ([\d.]+) ms", l)
+        if m:
+            d["held"] += float(m[1])
+        m = re.search(r": (\d+) rows .*, (?:built|from cache) in ([\d.]+) ms", l)
+        if m:
+            d["tables"] += float(m[2])
+            if "from cache" in l:
+                d["loads"].append((int(m[1]), float(m[2])))
+except OSError:
+    pass
+for prog, what in (("true", "/bin/true"), ("python3", "/usr/bin/python3 -c pass")):
+    pairs = {}
+    for state in ("cold", "warm"):
+        for rep_, p, rc in runs.get(("uwc_" + prog, state), []):
+            ru = kv(p + ".ru")
+            if rc != 0 or len(ru) != 1:
+                failed = True
+                print(f"bench_real.sh: unwind cache {prog} {state} run {rep_} failed (exit {rc}):\n{tail(p + '.err')}\n")
+                continue
+            pairs.setdefault(rep_, {})[state] = (ru[0]["end_realtime_ns"] - ru[0]["start_realtime_ns"]) / 1e9
+    both = [v for v in pairs.values() if len(v) == 2]
+    if both:
+        print(f"unwind table cache: memtrace -- {what} takes {med(v['warm'] for v in both):.3f} s warm, "
+              f"{med(v['cold'] for v in both):.3f} s cold: warm/cold {med(v['warm'] / v['cold'] for v in both):.2f} "
+              f"(median of {len(both)} pairs; per pair: "
+              + ", ".join(f"{v['warm'] / v['cold']:.2f}" for v in both) + ")")
+    vp = [(phase.get((prog, "cold", r)), phase.get((prog, "warm", r))) for r in sorted({k[2] for k in phase})]
+    vp = [(c, w) for c, w in vp if c and w and c["started"] and w["started"]]
+    if vp:
+        print(f"  -v (not timed), median of {len(vp)} pairs: main() to CMD released {med(w['started'] for c, w in vp):.1f} ms warm, "
+              f"{med(c['started'] for c, w in vp):.1f} ms cold (warm/cold {med(w['started'] / c['started'] for c, w in vp):.2f}); "
+              f"its tables {med(w['tables'] for c, w in vp):.1f} ms warm, {med(c['tables'] for c, w in vp):.1f} ms cold; "
+              f"execs held {med(w['held'] for c, w in vp):.1f} ms warm, {med(c['held'] for c, w in vp):.1f} ms cold")
+loads = [x for (prog, state, _), d in phase.items() if state == "warm" for x in d["loads"]]
+if loads:
+    big = max(loads)
+    print(f"  a table read from the cache ({len(loads)} reads): median {med(t for _, t in loads):.3f} ms, "
+          f"the largest ({big[0]:,} rows) median {med(t for r, t in loads if r == big[0]):.3f} ms, "
+          f"{sum(t for _, t in loads) / sum(r for r, _ in loads) * 1e6:.1f} ns per row over all (wall: waits for the CPU included)")
+reads = [d["read"] for (prog, state, _), d in phase.items() if state == "warm" and d["read"]]
+if reads:
+    print(f"  the same reads on the reading thread's CPU clock: {sum(r[2] for r in reads) / sum(r[0] for r in reads):.3f} ms per table, "
+          f"{sum(r[2] for r in reads) / sum(r[1] for r in reads) * 1e6:.1f} ns per row "
+          f"({sum(r[0] for r in reads)} tables, {sum(r[1] for r in reads):,} rows; wall {sum(r[3] for r in reads) / sum(r[0] for r in reads):.3f} ms per table)")
 rep = []
 for _, p, rc in runs.get(("stacks", "report"), []):
     c, ru, h = kv(p + ".churn", "churn:"), kv(p + ".ru"), header(p + ".report")

@@ -21,7 +21,7 @@ enum {
 	OPT_METRIC = 256, OPT_CUM, OPT_UNIT, OPT_MAX_ALLOCS, OPT_MAX_STACKS,
 	OPT_TEXT, OPT_FOLDED, OPT_LEAKS, OPT_RAW, OPT_PPROF, OPT_MIN_AGE,
 	OPT_PROBE_ONLY, OPT_BENCH_PART, OPT_ALLOCATOR, OPT_SYMBOL_PREFIX, OPT_MMAP, OPT_COMM,
-	OPT_UNWIND, OPT_MAX_UNWIND_ROWS,
+	OPT_UNWIND, OPT_MAX_UNWIND_ROWS, OPT_NO_UNWIND_CACHE,
 	OPT_AS_ROOT,
 	OPT_NO_FOLLOW, OPT_FOLLOW,
 	OPT_MAX_MEMORY, OPT_BASE, OPT_SVG, OPT_GROWTH,
@@ -73,6 +73,7 @@ static const struct option long_opts[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "max-unwind-rows", required_argument, NULL, OPT_MAX_UNWIND_ROWS },
+	{ "no-unwind-cache", no_argument, NULL, OPT_NO_UNWIND_CACHE },
 	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 	{ "follow", no_argument, NULL, OPT_FOLLOW },
 	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
@@ -187,6 +188,9 @@ static void usage(FILE *f)
 "                         information only) or fp (frame pointers only)\n"
 "      --max-unwind-rows N  unwind table rows kept in the kernel, 8 bytes\n"
 "                         each (default %u)\n"
+"      --no-unwind-cache  make every unwind table afresh: keep none on disk\n"
+"                         (/var/cache/memtrace for root, else ~/.cache/memtrace;\n"
+"                         MEMTRACE_UNWIND_CACHE, MEMTRACE_UNWIND_CACHE_SIZE)\n"
 "      --probe-only       hit the probes but record nothing: measures the\n"
 "                         cost of the traps alone (for benchmarks)\n"
 "      --bench-part P     do part of the work, to measure what each part\n"
@@ -606,6 +610,9 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 			return -1;
 		o->max_unwind_rows = (uint32_t)v;
 		return 0;
+	case OPT_NO_UNWIND_CACHE:
+		o->no_unwind_cache = true;
+		return 0;
 	case OPT_TEXT:
 		return add_output(o, MT_FMT_TEXT, arg);
 	case OPT_FOLDED:
@@ -960,6 +967,19 @@ static void warn_min_age(const struct mt_options *o, bool min_age_given)
 		o->cmd ? " unless CMD exits first" : "");
 }
 
+/* MEMTRACE_UNWIND_CACHE_SIZE: the bound of the unwind tables on disk. */
+static int unwind_cache_size(struct mt_options *o)
+{
+	const char *s = getenv("MEMTRACE_UNWIND_CACHE_SIZE");
+
+	if (o->report_mode || !s || !s[0] ||
+	    parse_bytes(s, &o->unwind_cache_max) == 0)
+		return 0;
+	fprintf(stderr, "memtrace: MEMTRACE_UNWIND_CACHE_SIZE=%s: expected bytes, or with K, M, G (at most 4G)\n",
+		s);
+	return -1;
+}
+
 int mt_options_parse(int argc, char **argv, struct mt_options *o)
 {
 	/* Tracing stops at the first non-option (the command); report permutes. */
@@ -1011,7 +1031,7 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 		sort_given |= c == OPT_SORT;
 	}
 	if (check_top(o, sort_given) || check_target(o, argc, argv) || check_timeline(o, interval_given) ||
-	    resolve_outputs(o))
+	    resolve_outputs(o) || unwind_cache_size(o))
 		return -1;
 	warn_min_age(o, o->min_age_ns != DEFAULT_MIN_AGE_NS);
 	return 0;

@@ -43,6 +43,8 @@ struct mt_options {
 	uint32_t max_stacks;   /* --max-stacks */
 	uint32_t unwind;       /* --unwind: enum mt_unwind_mode */
 	uint32_t max_unwind_rows; /* --max-unwind-rows */
+	bool no_unwind_cache;  /* --no-unwind-cache */
+	uint64_t unwind_cache_max; /* MEMTRACE_UNWIND_CACHE_SIZE; 0: default */
 	bool verbose;          /* -v: libbpf's messages too */
 	const char *allocator;     /* --allocator: NULL (auto), libc, jemalloc, tcmalloc, PATH */
 	const char *symbol_prefix; /* --symbol-prefix, e.g. "je_"; "" by default */

@@ -465,14 +465,30 @@ static int init_unwinder(struct mt_tracer *tr)
 	return 0;
 }
 
+/* Unwind tables kept on disk, unless --no-unwind-cache. */
+static void use_unwind_cache(struct mt_tracer *tr)
+{
+	if (!tr->o->no_unwind_cache)
+		mt_unwinder_use_cache(&tr->uw, NULL, tr->o->unwind_cache_max);
+}
+
 static int start_system(struct mt_tracer *tr)
 {
 	int ret = attach_to_system(tr);
 
-	/* System-wide, a table is made when a stack first needs it: making
-	 * every file's now would take seconds. */
+	/* System-wide, a table is made when a stack first needs it (making
+	 * every file's now would take seconds, and fill the rows with files
+	 * no stack may cross); but first, the tables in the cache of the
+	 * files running processes map are loaded, in well under a ms each. */
 	if (!ret)
 		ret = init_unwinder(tr);
+	if (!ret) {
+		use_unwind_cache(tr);
+		for (size_t i = 0; i < tr->sys.nprocs; i++)
+			if (!tr->sys.gone[i])
+				mt_unwinder_preload_process(&tr->uw,
+							    (pid_t)tr->sys.procs[i].pid);
+	}
 	if (!ret && (ret = mt_follow_attach(tr->skel, false)) != 0)
 		ret = mt_fail("cannot follow exec: %s", strerror(-ret));
 	if (ret)
@@ -494,6 +510,7 @@ static int start_target(struct mt_tracer *tr)
 		return mt_fail("cannot start making unwind tables: %s",
 			       strerror(-ret));
 	tr->uw_on = true;
+	use_unwind_cache(tr);
 	/* Before the command runs (or as soon as attached): every file it
 	 * maps, or will, gets its table, made while the BPF programs load. */
 	mt_unwinder_add_objects(&tr->uw, &t->objs);

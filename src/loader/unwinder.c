@@ -19,6 +19,7 @@
 #include "forwarders.h"
 #include "memleak.skel.h"
 #include "startup_clock.h"
+#include "unwind_cache.h"
 #include "unwind_table.h"
 #include "loop.h"
 #include "map_chunks.h"
@@ -31,7 +32,11 @@ struct mt_unwind_job {
 	int fd;
 	struct mt_file_key key;
 	char *name;
+	bool cached_only;         /* from the cache, or not at all (for now) */
 };
+
+/* Where a table came from (for -v). */
+enum { TABLE_BUILT, TABLE_CACHED, TABLE_FROM_CACHE, TABLE_NOT_CACHED };
 
 /* A table made before the maps were there (mt_unwinder_start()). */
 struct mt_unwind_pending {
@@ -40,6 +45,7 @@ struct mt_unwind_pending {
 	struct mt_unwind_table t;
 	uint64_t ns;              /* what making it took */
 	int err;                  /* or why it could not be made */
+	int src;                  /* TABLE_* */
 };
 
 static void *builder(void *arg);
@@ -85,6 +91,19 @@ int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose)
 	}
 	u->started = true;
 	return 0;
+}
+
+void mt_unwinder_use_cache(struct mt_unwinder *u, const char *dir,
+			   uint64_t max_bytes)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->on && !u->cache && (u->cache = malloc(sizeof(*u->cache)))) {
+		u->cache->dirfd = -1;
+		u->cache->dir[0] = '\0';
+		u->cache_dir = dir ? strdup(dir) : NULL;
+		u->cache_max = max_bytes;
+	}
+	pthread_mutex_unlock(&u->lock);
 }
 
 int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
@@ -155,6 +174,15 @@ static int remember(struct mt_unwinder *u, uint64_t dev, uint64_t ino)
 	return 0;
 }
 
+static void forget_file(struct mt_unwinder *u, const struct mt_file_key *key)
+{
+	for (size_t i = 0; i < u->nfiles; i++)
+		if (u->files[i].dev == key->dev && u->files[i].ino == key->ino) {
+			u->files[i] = u->files[--u->nfiles];
+			return;
+		}
+}
+
 /* Copy T into the maps (making the chunks it needs) and publish it under
  * KEY.  -ENOSPC when full. */
 static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
@@ -204,8 +232,11 @@ static bool none_probed(const char *name, bool via_plt, void *ctx)
  * say so (the builder thread, once the maps are there). */
 static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
 		    const char *name, struct mt_unwind_table *t, uint64_t ns,
-		    int err)
+		    int err, int src)
 {
+	static const char *const how[] = { "built in", "built in",
+					   "from cache in" };
+
 	int ret = err ? err : load_table(u, key, t);
 
 	if (ret == -ENOSPC && !u->full++)
@@ -215,23 +246,59 @@ static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
 		fprintf(stderr, "memtrace: no unwind table for %s: %s\n", name,
 			strerror(-ret));
 	else if (u->verbose)
-		fprintf(stderr, "memtrace: unwind table of %s: %u rows (%u unfollowable), %zu bytes, %.1f ms\n",
+		fprintf(stderr, "memtrace: unwind table of %s: %u rows (%u unfollowable), %zu bytes, %s %.*f ms%s\n",
 			name, t->nrows, t->nstop,
 			t->nrows * sizeof(*t->rows) +
 				(t->nrows ? t->npages + 1 : 0) * sizeof(uint32_t),
-			(double)ns / 1e6);
+			how[src], src == TABLE_FROM_CACHE ? 3 : 1,
+			(double)ns / 1e6, src == TABLE_CACHED ? ", cached" : "");
 	mt_unwind_table_free(t);
 }
 
-/* Compile the table of the file open on FD into T; its time into *NS. */
+/* The cache, opened when first needed (the builder thread); NULL when
+ * tables are not kept. */
+static struct mt_unwind_cache *cache_of(struct mt_unwinder *u)
+{
+	int ret;
+
+	if (!u->cache || u->cache_tried)
+		return u->cache && u->cache->dirfd >= 0 ? u->cache : NULL;
+	u->cache_tried = true;
+	ret = mt_unwind_cache_open(u->cache, u->cache_dir, u->cache_max);
+	if (ret && u->verbose)
+		fprintf(stderr, "memtrace: unwind tables are not kept on disk: %s: %s\n",
+			u->cache->dir[0] ? u->cache->dir : "no cache directory",
+			ret == -EPERM ? "owned by another user or writable by others"
+				      : strerror(-ret));
+	return ret ? NULL : u->cache;
+}
+
+/* Compile the table of the file open on FD into T, or load it from the
+ * cache (*SRC says which); its time into *NS. */
 static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
-		      uint64_t *ns)
+		      uint64_t *ns, int *src, bool cached_only)
 {
 	struct mt_skip_range skip[32];
 	struct mt_cxx_funcs cxx;
 	uint64_t t0 = mt_loop_now_ns();
+	struct mt_unwind_cache *c = cache_of(u);
+	struct mt_unwind_cache_key ckey;
 	size_t nskip = 0;
 	int ret;
+
+	*src = TABLE_BUILT;
+	if (c && mt_unwind_cache_key_of(fd, &ckey))
+		c = NULL;
+	if (c && mt_unwind_cache_lookup(c, &ckey, t) == 0) {
+		*src = TABLE_FROM_CACHE;
+		*ns = mt_loop_now_ns() - t0;
+		mt_startup_add(MT_STARTUP_TABLES, t0);
+		return 0;
+	}
+	if (cached_only) {
+		*src = TABLE_NOT_CACHED;
+		return -ENOENT;
+	}
 
 	/* Operator new and delete: allocator code, whoever probes it. */
 	if (mt_cxx_funcs_read(fd, none_probed, NULL, &cxx) == 0) {
@@ -244,12 +311,15 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 	*ns = mt_loop_now_ns() - t0;
 	u->build_ns += *ns;
 	mt_startup_add(MT_STARTUP_TABLES, t0);
+	if (!ret && c && mt_unwind_cache_store(c, &ckey, t) == 0)
+		*src = TABLE_CACHED;
 	return ret;
 }
 
 /* Keep a table made before the maps are there (the lock held). */
 static void keep_pending(struct mt_unwinder *u, struct mt_unwind_job *job,
-			 struct mt_unwind_table *t, uint64_t ns, int err)
+			 struct mt_unwind_table *t, uint64_t ns, int err,
+			 int src)
 {
 	struct mt_unwind_pending *nv = realloc(u->pending,
 					       (u->npending + 1) * sizeof(*nv));
@@ -261,7 +331,7 @@ static void keep_pending(struct mt_unwinder *u, struct mt_unwind_job *job,
 	}
 	u->pending = nv;
 	nv[u->npending++] = (struct mt_unwind_pending){ job->key, job->name,
-							*t, ns, err };
+							*t, ns, err, src };
 }
 
 /* Make the table of JOB; load it if the maps are there, else keep it.
@@ -270,18 +340,24 @@ static void do_job(struct mt_unwinder *u, struct mt_unwind_job *job)
 {
 	struct mt_unwind_table t;
 	uint64_t ns;
-	int err;
+	int err, src;
 
 	pthread_mutex_unlock(&u->lock);
-	err = build_file(u, job->fd, &t, &ns);
+	err = build_file(u, job->fd, &t, &ns, &src, job->cached_only);
 	close(job->fd);
 	pthread_mutex_lock(&u->lock);
+	if (src == TABLE_NOT_CACHED) {
+		/* Not tried: made when a stack first needs it. */
+		forget_file(u, &job->key);
+		free(job->name);
+		return;
+	}
 	if (!u->maps_ready) {
-		keep_pending(u, job, &t, ns, err);
+		keep_pending(u, job, &t, ns, err, src);
 		return;
 	}
 	pthread_mutex_unlock(&u->lock);
-	publish(u, &job->key, job->name, &t, ns, err);
+	publish(u, &job->key, job->name, &t, ns, err, src);
 	free(job->name);
 	pthread_mutex_lock(&u->lock);
 }
@@ -297,7 +373,8 @@ static void do_pending(struct mt_unwinder *u)
 	u->npending = 0;
 	pthread_mutex_unlock(&u->lock);
 	for (size_t i = 0; i < n; i++) {
-		publish(u, &p[i].key, p[i].name, &p[i].t, p[i].ns, p[i].err);
+		publish(u, &p[i].key, p[i].name, &p[i].t, p[i].ns, p[i].err,
+			p[i].src);
 		free(p[i].name);
 	}
 	free(p);
@@ -336,7 +413,8 @@ static void *builder(void *arg)
 
 /* Queue the file open on FD (taken) for its table, once per file. */
 static void add_file(struct mt_unwinder *u, int fd,
-		     const struct mt_file_key *key, const char *name)
+		     const struct mt_file_key *key, const char *name,
+		     bool cached_only)
 {
 	struct mt_unwind_job *nv;
 	char *copy = strdup(name);
@@ -349,7 +427,8 @@ static void add_file(struct mt_unwinder *u, int fd,
 	if (!nv)
 		goto cleanup;
 	u->jobs = nv;
-	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy };
+	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy,
+						      cached_only };
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	return;
@@ -375,8 +454,8 @@ static uint64_t kernel_dev(dev_t dev)
 	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
-void mt_unwinder_add_objects(struct mt_unwinder *u,
-			     const struct mt_objects *objs)
+static void add_objects(struct mt_unwinder *u, const struct mt_objects *objs,
+			bool cached_only)
 {
 	if (!u->on)
 		return;
@@ -386,8 +465,24 @@ void mt_unwinder_add_objects(struct mt_unwinder *u,
 		int fd = open(o->path, O_RDONLY | O_CLOEXEC);
 
 		if (fd >= 0)
-			add_file(u, fd, &key, o->shown);
+			add_file(u, fd, &key, o->shown, cached_only);
 	}
+}
+
+void mt_unwinder_add_objects(struct mt_unwinder *u,
+			     const struct mt_objects *objs)
+{
+	add_objects(u, objs, false);
+}
+
+void mt_unwinder_preload_process(struct mt_unwinder *u, pid_t pid)
+{
+	struct mt_objects objs;
+
+	if (!u->cache || mt_objects_of_pid(pid, &objs))
+		return;
+	add_objects(u, &objs, true);
+	mt_objects_free(&objs);
 }
 
 static int on_missing(void *ctx, void *data, size_t size)
@@ -413,7 +508,7 @@ static int on_missing(void *ctx, void *data, size_t size)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* gone */
-	add_file(u, fd, &m.file, path);
+	add_file(u, fd, &m.file, path, false);
 	return 0;
 }
 
@@ -464,7 +559,7 @@ static int add_mapped(struct mt_unwinder *u, pid_t pid)
 			continue;
 		len = readlink(path, name, sizeof(name) - 1);
 		name[len > 0 ? len : 0] = '\0';
-		add_file(u, fd, &v[i].file, len > 0 ? name : path);
+		add_file(u, fd, &v[i].file, len > 0 ? name : path, false);
 	}
 	free(v);
 	return 0;
@@ -520,6 +615,18 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	mt_map_chunks_free(&u->pages);
 	ring_buffer__free(u->missing);
 	free(u->files);
+	if (u->cache && u->cache->dirfd >= 0 && u->verbose)
+		fprintf(stderr, "memtrace: unwind cache %s: %llu tables read (%llu rows) in %.3f ms of CPU, %.3f ms in all; %llu made and kept, %llu refused\n",
+			u->cache->dir, (unsigned long long)u->cache->hits,
+			(unsigned long long)u->cache->hit_rows,
+			(double)u->cache->hit_cpu_ns / 1e6,
+			(double)u->cache->hit_ns / 1e6,
+			(unsigned long long)u->cache->stored,
+			(unsigned long long)u->cache->bad);
+	if (u->cache)
+		mt_unwind_cache_close(u->cache);
+	free(u->cache);
+	free(u->cache_dir);
 	memset(u, 0, sizeof(*u));
 	u->modules_fd = u->vmas_fd = -1;
 }

@@ -68,6 +68,12 @@ struct mt_unwinder {
 	/* Set by mt_unwinder_init(): its vma_files iterator names a
 	 * process's files as the stack walk will (vma_files.h). */
 	const struct memleak_bpf *skel;
+	/* Tables kept on disk (unwind_cache.h), opened by the builder when
+	 * first needed: NULL when not used. */
+	struct mt_unwind_cache *cache;
+	char *cache_dir;          /* NULL: the default */
+	uint64_t cache_max;
+	bool cache_tried;
 };
 
 /* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */
@@ -78,6 +84,12 @@ void mt_unwinder_size(struct memleak_bpf *skel, bool on, uint32_t max_rows);
  * tables are used (else nothing is made).  Returns 0 or -errno; either
  * way, mt_unwinder_free() releases U. */
 int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose);
+
+/* Keep tables on disk in DIR (NULL: the default, unwind_cache.h), of at
+ * most MAX_BYTES (0: the default); after mt_unwinder_start() or
+ * mt_unwinder_init(), before tables are asked for. */
+void mt_unwinder_use_cache(struct mt_unwinder *u, const char *dir,
+			   uint64_t max_bytes);
 
 /* Take the maps of SKEL (loaded), after mt_unwinder_start() or without it
  * (ON and VERBOSE are then its).  Returns 0 or -errno; either way,
@@ -101,6 +113,10 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
  * and its cached mappings forgotten.  Nothing when its files cannot be
  * read (it is gone). */
 void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid);
+
+/* The tables of PID's files that are in the cache (use_cache), loaded
+ * now; the others are made when asked for. */
+void mt_unwinder_preload_process(struct mt_unwinder *u, pid_t pid);
 
 /* A descriptor that is readable when the BPF program asks for a table
  * (then call mt_unwinder_poll()); -1 when tables are off. */

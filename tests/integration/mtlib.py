@@ -13,6 +13,7 @@ Environment:
   MEMTRACE               the binary to test (default: ./memtrace at the root)
   MEMTRACE_REQUIRE_BPF   set: a test that cannot run for lack of BPF fails
   MEMTRACE_TEST_TIMEOUT  seconds allowed to one memtrace/valgrind run (120)
+  MEMTRACE_UNWIND_CACHE  set here for every run: a private unwind table cache
 """
 
 import atexit
@@ -53,6 +54,11 @@ VERSION = _version()
 # Files of this run (reports written with -o) live here, removed at exit.
 TMPDIR = tempfile.mkdtemp(prefix="memtrace-tests.")
 atexit.register(shutil.rmtree, TMPDIR, True)
+
+# Every memtrace of this run keeps its unwind tables in a cache of the
+# run's own (MEMTRACE_UNWIND_CACHE, doc/usage.md): the machine's cache is
+# neither read (a table there cannot change a result) nor written.
+os.environ["MEMTRACE_UNWIND_CACHE"] = os.path.join(TMPDIR, "unwind-cache")
 
 
 # ---------------------------------------------------------------- outcomes

@@ -369,7 +369,10 @@ def compare(name, argv, workdir, env, stdin_path=None):
 
 
 def base_env():
-    return {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
+    # mtlib's private unwind table cache, for memtrace (the programs see
+    # it too, under valgrind as well: the same environment).
+    return {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent",
+            "MEMTRACE_UNWIND_CACHE": os.environ["MEMTRACE_UNWIND_CACHE"]}
 
 
 NEEDS = ("memtrace", "bpf", "valgrind")

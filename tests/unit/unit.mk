@@ -173,3 +173,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # memtrace top's frames (src/loader/top_frame.c).
 -include tests/unit/top_frame.mk
+
+# Unwind tables kept on disk (src/loader/unwind_cache.c).
+-include tests/unit/unwind_cache.mk
