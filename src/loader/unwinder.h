@@ -95,6 +95,14 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
  * read (it is gone). */
 void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid);
 
+/* Ask for the table of FILE, mapped at [START, END) by PID (opened there:
+ * nothing when PID is gone), unless it was asked for before. */
+struct mt_file_key;
+void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
+		     const struct mt_file_key *file, uint64_t start,
+		     uint64_t end);
+/* No table is being made or waits to be. */
+bool mt_unwinder_idle(struct mt_unwinder *u);
 /* A descriptor that is readable when the BPF program asks for a table
  * (then call mt_unwinder_poll()); -1 when tables are off. */
 int mt_unwinder_fd(const struct mt_unwinder *u);
