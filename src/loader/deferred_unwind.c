@@ -303,6 +303,7 @@ void mt_deferred_unwind_poll(bool final)
 static int on_copy(void *ctx, void *data, size_t size)
 {
 	struct mt_defer_copy *c;
+	struct mt_dw_mapping m;
 	struct pid_maps *p;
 
 	(void)ctx;
@@ -315,9 +316,10 @@ static int on_copy(void *ctx, void *data, size_t size)
 	if (c->len > size - offsetof(struct mt_defer_copy, stack))
 		c->len = (uint32_t)(size - offsetof(struct mt_defer_copy, stack));
 	/* The process's mappings and files now, while it is there: it may
-	 * live a few milliseconds. */
+	 * live a few milliseconds.  Again when the copy's own mapping is new
+	 * (a dlopen since). */
 	p = maps_of(c->pid);
-	if (p && !p->n) {
+	if (p && !find_mapping(p, c->pc, &m)) {
 		read_maps(c->pid, p);
 		mt_unwinder_add_process(D.u, (pid_t)c->pid);
 	}
@@ -338,6 +340,22 @@ static int on_copy(void *ctx, void *data, size_t size)
 	}
 	D.wait[D.nwait++] = c;
 	return 0;
+}
+
+void mt_deferred_unwind_exit(uint32_t pid)
+{
+	struct pid_maps *p;
+	bool waits = false;
+
+	if (!D.on)
+		return;
+	mt_unwinder_poll(D.u); /* its copies not read yet */
+	for (size_t i = 0; i < D.nwait && !waits; i++)
+		waits = D.wait[i]->pid == pid;
+	if (!waits || !(p = maps_of(pid)))
+		return;
+	read_maps(pid, p);
+	mt_unwinder_add_process(D.u, (pid_t)pid);
 }
 
 int mt_deferred_unwind_init(struct mt_unwinder *u, struct memleak_bpf *skel,

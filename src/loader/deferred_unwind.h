@@ -37,6 +37,10 @@ int mt_deferred_unwind_init(struct mt_unwinder *u, struct memleak_bpf *skel,
  * that will not come. */
 void mt_deferred_unwind_poll(bool final);
 
+/* Process PID is about to exit (stopped at its exit, its memory still
+ * there): read its copies, and what they need of it, now. */
+void mt_deferred_unwind_exit(uint32_t pid);
+
 /* Is ID a provisional id whose whole stack is known? */
 bool mt_deferred_unwind_resolved(uint64_t id);
 

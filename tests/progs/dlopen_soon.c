@@ -1,9 +1,10 @@
 /*
  * dlopen_soon.c: dlopens each library named on the command line (copies of
- * libnofp_plugin.so, so each is a file of its own) and allocates through it
- * 30 ms later, well before memtrace's next look at the mappings (ten times
- * a second): that first stack is whole only if memtrace made the
- * library's unwind table when it was mapped.  -O2 -fomit-frame-pointer.
+ * libnofp_plugin.so, or libraries built by a test, so each is a file of
+ * its own) and allocates through it at once, before memtrace can have
+ * made the library's unwind table: that first stack is whole only if it
+ * is unwound later, on a copy (deferred unwinding).  -O2
+ * -fomit-frame-pointer.
  *
  *   library i (from 0): 1000 + i bytes,
  *       main -> call_soon -> plugin_outer -> plugin_inner -> malloc
@@ -11,7 +12,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -40,7 +40,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "dlopen_soon: %s\n", dlerror());
 			return 1;
 		}
-		usleep(30000);
 		outer = (void *(*)(size_t))dlsym(h, "plugin_outer");
 		if (!outer)
 			return 1;
