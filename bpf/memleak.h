@@ -387,6 +387,9 @@ struct mt_unwind_missing {
  * from then on (src/loader/deferred_unwind.c).
  */
 #define MT_DEFER_STACK_MAX 8192
+/* How long after a file was first met without a table its stacks are
+ * copied (then they are cut short there, as without deferring). */
+#define MT_DEFER_WINDOW_NS (2ULL * 1000 * 1000 * 1000)
 #define MT_DEFER_CHUNK 4096
 
 struct mt_defer_copy {

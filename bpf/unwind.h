@@ -120,12 +120,13 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } unwind_missing SEC(".maps");
 
-/* Files already announced, so that each is announced about once. */
+/* Files already announced, so that each is announced about once: when
+ * (bpf_ktime_get_ns), for the deferred walk's window (unwind_defer.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, struct mt_file_key);
-	__type(value, __u32);
+	__type(value, __u64);
 } unwind_told SEC(".maps");
 
 /*
@@ -363,11 +364,25 @@ static __always_inline void tell_missing(const struct mt_unwind_state *u,
 		.start = vi->start,
 		.end = vi->end,
 	};
-	__u32 one = 1;
+	__u64 now = bpf_ktime_get_ns();
 
-	if (bpf_map_update_elem(&unwind_told, &vi->file, &one, BPF_NOEXIST))
+	if (bpf_map_update_elem(&unwind_told, &vi->file, &now, BPF_NOEXIST))
 		return;
 	bpf_ringbuf_output(&unwind_missing, &m, sizeof(m), 0);
+}
+
+/*
+ * Is a stack through FILE (with no table) still to be copied for the
+ * loader?  For MT_DEFER_WINDOW_NS after the file was first asked for:
+ * its table comes by then, or never will (a file the loader could not
+ * open, a table that did not fit), and stacks through it are cut short
+ * there as before, rather than copied one by one for ever.
+ */
+static __always_inline bool defer_window(const struct mt_file_key *file)
+{
+	__u64 *told = bpf_map_lookup_elem(&unwind_told, file);
+
+	return told && bpf_ktime_get_ns() - *told < MT_DEFER_WINDOW_NS;
 }
 
 /*
@@ -413,7 +428,7 @@ static __always_inline int locate(struct mt_unwind_state *u,
 	m = bpf_map_lookup_elem(&unwind_modules, &vi.file);
 	if (!m) {
 		tell_missing(u, &vi);
-		return defer_mode ? 2 : 1;
+		return defer_mode && defer_window(&vi.file) ? 2 : 1;
 	}
 	u->mod = *m;
 	u->has_rows = m->nrows > 0;

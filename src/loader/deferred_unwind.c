@@ -14,6 +14,7 @@
 
 #include "deferred_walk.h"
 #include "itab.h"
+#include "loop.h"
 #include "memleak.skel.h"
 #include "profile.h"
 #include "unwinder.h"
@@ -21,6 +22,10 @@
 /* The ring buffer's size by default: some 450 copies of a deep stack
  * (a copy is 1.1 KiB of header and frames and up to 8 KiB of stack). */
 #define RING_DEFAULT (4U << 20)
+
+/* At the end, how long the tables still being made are waited for, at
+ * most (system-wide, files keep coming). */
+#define FINAL_WAIT_MS 5000
 
 /* A process's executable mappings, as last read from /proc/PID/maps. */
 struct pid_maps {
@@ -150,6 +155,39 @@ static struct pid_maps *maps_of(uint32_t pid)
 	D.pids = nv;
 	nv[D.npids] = (struct pid_maps){ pid, NULL, 0 };
 	return &D.pids[D.npids++];
+}
+
+/*
+ * Ask now, while the process is there to open them from, for the tables
+ * of the files the walk of C may need: its frame's, and those of every
+ * mapping a word of the copied stack points into (the return addresses
+ * among them).  Only those: system-wide, every process met would have
+ * every file it maps made a table of.
+ */
+static void ask_tables(const struct mt_defer_copy *c, const struct pid_maps *p)
+{
+	uint8_t hit[512] = { 0 };
+	size_t last = SIZE_MAX, n = p->n < sizeof(hit) ? p->n : sizeof(hit);
+
+	mt_unwinder_ask(D.u, (pid_t)c->pid, &c->file, c->vm_start, c->vm_end);
+	for (uint32_t off = 0; off + 8 <= c->len; off += 8) {
+		uint64_t w;
+
+		memcpy(&w, c->stack + off, 8);
+		if (last < n && w >= p->v[last].start && w < p->v[last].end)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (w >= p->v[i].start && w < p->v[i].end) {
+				hit[i] = 1;
+				last = i;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (hit[i] && (p->v[i].file.dev || p->v[i].file.ino))
+			mt_unwinder_ask(D.u, (pid_t)c->pid, &p->v[i].file,
+					p->v[i].start, p->v[i].end);
 }
 
 /* A walk's context: its copy, and how it goes. */
@@ -287,14 +325,17 @@ void mt_deferred_unwind_poll(bool final)
 {
 	if (!D.on)
 		return;
-	if (final)
-		mt_unwinder_wait(D.u);
-	pass(false);
 	if (final && D.nwait) {
-		/* Tables asked for by the pass. */
-		mt_unwinder_wait(D.u);
+		uint64_t t0 = mt_loop_now_ns();
+
+		mt_unwinder_wait_ms(D.u, FINAL_WAIT_MS);
 		pass(false);
+		/* The tables asked for by that pass, in what is left. */
+		if (D.nwait && mt_loop_now_ns() - t0 < FINAL_WAIT_MS * 1000000ULL)
+			mt_unwinder_wait_ms(D.u, FINAL_WAIT_MS -
+					   (unsigned)((mt_loop_now_ns() - t0) / 1000000));
 	}
+	pass(false);
 	/* Nothing is being made: what is missing now never will be. */
 	if (D.nwait && mt_unwinder_idle(D.u))
 		pass(true);
@@ -319,10 +360,10 @@ static int on_copy(void *ctx, void *data, size_t size)
 	 * live a few milliseconds.  Again when the copy's own mapping is new
 	 * (a dlopen since). */
 	p = maps_of(c->pid);
-	if (p && !find_mapping(p, c->pc, &m)) {
+	if (p && !find_mapping(p, c->pc, &m))
 		read_maps(c->pid, p);
-		mt_unwinder_add_process(D.u, (pid_t)c->pid);
-	}
+	if (p)
+		ask_tables(c, p);
 	if (try_copy(c, false)) {
 		free(c);
 		return 0;
@@ -355,7 +396,9 @@ void mt_deferred_unwind_exit(uint32_t pid)
 	if (!waits || !(p = maps_of(pid)))
 		return;
 	read_maps(pid, p);
-	mt_unwinder_add_process(D.u, (pid_t)pid);
+	for (size_t i = 0; i < D.nwait; i++)
+		if (D.wait[i]->pid == pid)
+			ask_tables(D.wait[i], p);
 }
 
 int mt_deferred_unwind_init(struct mt_unwinder *u, struct memleak_bpf *skel,

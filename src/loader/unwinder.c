@@ -366,6 +366,30 @@ void mt_unwinder_wait(struct mt_unwinder *u)
 	pthread_mutex_unlock(&u->lock);
 }
 
+bool mt_unwinder_wait_ms(struct mt_unwinder *u, unsigned ms)
+{
+	struct timespec end;
+	bool idle;
+
+	if (!u->started)
+		return true;
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&u->lock);
+	while ((idle = !(u->njobs || u->busy ||
+			 (u->maps_ready && u->npending))) == false)
+		if (pthread_cond_timedwait(&u->idle, &u->lock, &end))
+			break;
+	idle = !(u->njobs || u->busy || (u->maps_ready && u->npending));
+	pthread_mutex_unlock(&u->lock);
+	return idle;
+}
+
 /* The kernel's dev_t encoding, as an inode's superblock holds it. */
 static uint64_t kernel_dev(dev_t dev)
 {

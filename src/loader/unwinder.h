@@ -86,6 +86,8 @@ void mt_unwinder_add_objects(struct mt_unwinder *u,
 /* Wait until every table asked for is loaded (or failed). */
 void mt_unwinder_wait(struct mt_unwinder *u);
 
+/* The same, for at most MS milliseconds: true when every table is in. */
+bool mt_unwinder_wait_ms(struct mt_unwinder *u, unsigned ms);
 /* PID mapped new files: forget the mappings the BPF side cached for it
  * (a new file may lie where an unmapped one was). */
 void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
