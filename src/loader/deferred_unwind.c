@@ -336,8 +336,9 @@ void mt_deferred_unwind_poll(bool final)
 					   (unsigned)((mt_loop_now_ns() - t0) / 1000000));
 	}
 	pass(false);
-	/* Nothing is being made: what is missing now never will be. */
-	if (D.nwait && mt_unwinder_idle(D.u))
+	/* Nothing is being made (or tracing is over): what is missing now
+	 * never will be. */
+	if (D.nwait && (final || mt_unwinder_idle(D.u)))
 		pass(true);
 }
 
