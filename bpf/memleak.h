@@ -379,14 +379,14 @@ struct mt_unwind_missing {
  * Deferred unwinding: a walk that meets a mapped file with no table yet
  * does not stop there.  The BPF program copies the user stack from that
  * frame's stack pointer up (at most MT_DEFER_STACK_MAX bytes, up to the
- * stack's top) with the walk's state into the "unwind_copies" ring
+ * last page that can be read) with the walk's state into the "unwind_copies" ring
  * buffer, and files the allocation under a provisional stack id of its
  * own (id), whose frames in "stacks" are those walked so far.  The loader
  * unwinds the copy once the tables are there, with the same step
  * (bpf/unwind_step.h), and counts the provisional stack as the whole one
  * from then on (src/loader/deferred_unwind.c).
  */
-#define MT_DEFER_STACK_MAX 8192
+#define MT_DEFER_STACK_MAX 32768
 /* How long after a file was first met without a table its stacks are
  * copied (then they are cut short there, as without deferring). */
 #define MT_DEFER_WINDOW_NS (2ULL * 1000 * 1000 * 1000)
@@ -399,6 +399,11 @@ struct mt_defer_copy {
 	__u64 pc, sp, bp;  /* the walk's state at the frame with no table */
 	__u32 steps;       /* frames stepped past before it */
 	__u32 len;         /* bytes of stack copied, from sp */
+	/* Bit i: the stack's page i (from sp's) could be read; a page never
+	 * touched (a large buffer of a frame's) cannot, and is left as a
+	 * hole, as unreadable to the loader as it was to the BPF walk. */
+	__u32 pages_read;
+	__u32 pad;
 	/* The executable mapping that holds pc, and its file. */
 	__u64 vm_start, vm_end, vm_delta;
 	struct mt_file_key file;

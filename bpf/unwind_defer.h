@@ -29,8 +29,10 @@ struct defer_scratch {
 	__u8 slack[MT_DEFER_CHUNK]; /* for the verifier: see defer_copy() */
 };
 
+/* One per CPU (by bpf_get_smp_processor_id(), sized by the loader): a
+ * plain array, as a per-CPU value cannot hold 32 KiB. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct defer_scratch);
@@ -45,8 +47,8 @@ struct {
 static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 {
 	const struct mt_unwind_state *u = &sc->u;
-	__u32 zero = 0, len = 0, cpu = bpf_get_smp_processor_id();
-	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &zero);
+	__u32 len = 0, pos = 0, cpu = bpf_get_smp_processor_id();
+	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &cpu);
 	struct mt_defer_copy *c;
 	__u64 id, size;
 
@@ -69,24 +71,28 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 	c->file = sc->defer_file;
 	bpf_probe_read_kernel(c->ips, sizeof(c->ips), sc->st.ips);
 	/* The stack from sp up, a page at a time (the first to its page's
-	 * end): the last page that can be read is the stack's top. */
+	 * end), past the pages that cannot be read (never touched), to the
+	 * last one that can (the stack's top, or the bound). */
+	c->pages_read = 0;
 	for (int i = 0; i < MT_DEFER_STACK_MAX / MT_DEFER_CHUNK + 1; i++) {
-		__u64 at = u->sp + len;
+		__u64 at = u->sp + pos;
 		__u32 l = MT_DEFER_CHUNK - (__u32)(at & (MT_DEFER_CHUNK - 1));
 
-		if (len >= MT_DEFER_STACK_MAX)
+		if (pos >= MT_DEFER_STACK_MAX)
 			break;
-		if (l > MT_DEFER_STACK_MAX - len)
-			l = MT_DEFER_STACK_MAX - len;
+		if (l > MT_DEFER_STACK_MAX - pos)
+			l = MT_DEFER_STACK_MAX - pos;
 		/* The bounds below always hold (the slack after the copy
 		 * lets the verifier check them apart). */
 		asm volatile("" : "+r"(l));
-		asm volatile("" : "+r"(len));
-		if (l > MT_DEFER_CHUNK || len >= MT_DEFER_STACK_MAX)
+		asm volatile("" : "+r"(pos));
+		if (l > MT_DEFER_CHUNK || pos >= MT_DEFER_STACK_MAX)
 			break;
-		if (bpf_probe_read_user(c->stack + len, l, (void *)at))
-			break;
-		len += l;
+		if (bpf_probe_read_user(c->stack + pos, l, (void *)at) == 0) {
+			c->pages_read |= 1U << (i & 31);
+			len = pos + l;
+		}
+		pos += l;
 	}
 	c->len = len;
 	size = offsetof(struct mt_defer_copy, stack) + len;

@@ -54,6 +54,7 @@ static struct {
 	struct pid_maps *pids;
 	size_t npids;
 	uint64_t truncated;
+	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
 } D = { .modules_fd = -1, .stacks_fd = -1 };
 
 void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on)
@@ -62,6 +63,7 @@ void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on)
 	const char *ring = getenv("MEMTRACE_DEFER_RING");
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned long size = RING_DEFAULT;
+	int ncpus;
 
 	skel->rodata->defer_mode = !on ? 0 : all && *all == '1' ? 2 : 1;
 	if (ring && *ring)
@@ -71,6 +73,9 @@ void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on)
 	if (!on || size < (unsigned long)page)
 		size = (unsigned long)page; /* unused: the smallest */
 	bpf_map__set_max_entries(skel->maps.unwind_copies, (__u32)size);
+	ncpus = libbpf_num_possible_cpus();
+	bpf_map__set_max_entries(skel->maps.defer_scratch,
+				 on && ncpus > 0 ? (__u32)ncpus : 1);
 }
 
 static bool same_id(const void *ctx, uint32_t idx)
@@ -285,6 +290,7 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 	struct mt_dw_env env = { D.mode, { 0 }, mapping_cb, module_cb, &w };
 	uint64_t ips[MT_MAX_STACK_DEPTH];
 	enum mt_dw_result r;
+	uint64_t used = 0;
 	uint32_t n = 0;
 
 	w.nrows = __atomic_load_n(&D.u->rows.nchunks, __ATOMIC_ACQUIRE) *
@@ -295,11 +301,18 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 					    w.nrows,
 					    mt_map_chunks_base(&D.u->pages),
 					    w.npages };
-	r = mt_dw_walk(c, &env, ips, &n);
+	r = mt_dw_walk(c, &env, ips, &n, &used);
 	if (r == MT_DW_WAIT)
 		return false;
 	if (r == MT_DW_TRUNCATED)
 		D.truncated++;
+	/* How deep whole stacks are, in bytes: the copy's bound. */
+	if (r == MT_DW_DONE && c->steps == 0) {
+		D.whole++;
+		D.used_sum += used;
+		if (used > D.used_max)
+			D.used_max = used;
+	}
 	if (n == 0 || keep_resolved(c->id, ips, n))
 		return true; /* stays as the BPF program filed it */
 	/* Its provisional frames are not needed any more. */
@@ -505,6 +518,14 @@ int mt_deferred_unwind_apply(struct mt_raw_profile *raw)
 			raw->blocks[i].stack_id = r->real;
 	}
 	return changed ? merge_same(raw) : 0;
+}
+
+void mt_deferred_unwind_depth(uint64_t *whole, uint64_t *mean,
+			      uint64_t *max)
+{
+	*whole = D.whole;
+	*mean = D.whole ? D.used_sum / D.whole : 0;
+	*max = D.used_max;
 }
 
 void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,

@@ -53,6 +53,11 @@ int mt_deferred_unwind_apply(struct mt_raw_profile *raw);
 void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
 			      uint64_t *truncated);
 
+/* Of the copies taken at the first frame (MEMTRACE_DEFER_ALL) and unwound
+ * whole: how many, and the bytes of stack they used, mean and most. */
+void mt_deferred_unwind_depth(uint64_t *whole, uint64_t *mean,
+			      uint64_t *max);
+
 void mt_deferred_unwind_free(void);
 
 #endif

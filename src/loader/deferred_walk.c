@@ -41,6 +41,10 @@ static int uw_read_word(void *ctx, __u64 addr, __u64 *out)
 
 	if (addr < c->sp || off > c->len || c->len - off < 8)
 		return -1;
+	/* A page the BPF program could not read (stack words are 8-byte
+	 * aligned: a word lies in one page). */
+	if (!(c->pages_read & (1U << (((addr >> 12) - (c->sp >> 12)) & 31))))
+		return -1;
 	memcpy(out, c->stack + off, 8);
 	return 0;
 }
@@ -108,7 +112,7 @@ static int locate(const struct mt_defer_copy *c, const struct mt_dw_env *env,
 
 enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 			     const struct mt_dw_env *env, uint64_t *ips,
-			     uint32_t *n_out)
+			     uint32_t *n_out, uint64_t *used)
 {
 	struct dw_state u = { c->pc, c->sp, c->bp, UW_RUN };
 	struct dw_where w = { { 0, 0, 0, { 0, 0 } }, { 0 }, 0 };
@@ -132,6 +136,7 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 			where = locate(c, env, u.pc, &w);
 		if (where == 2 && n < MT_MAX_STACK_DEPTH) {
 			*n_out = n;
+			*used = u.sp - c->sp;
 			return MT_DW_WAIT;
 		}
 		if (where < 0 && steps == 0)
@@ -157,5 +162,6 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 		end = uw_cfi_step(&u, (void *)c, row);
 	}
 	*n_out = n;
+	*used = u.sp - c->sp;
 	return u.status == UW_DONE ? MT_DW_DONE : MT_DW_TRUNCATED;
 }

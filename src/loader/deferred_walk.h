@@ -54,10 +54,12 @@ enum mt_dw_result {
 };
 
 /* Unwind copy C into IPS (MT_MAX_STACK_DEPTH frames, leaf first, the
- * frames walked before the copy included); their number into *N. */
+ * frames walked before the copy included); their number into *N, and
+ * into *USED the bytes of the copy the walk went through (from its
+ * start to the last frame's stack pointer). */
 enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 			     const struct mt_dw_env *env, uint64_t *ips,
-			     uint32_t *n);
+			     uint32_t *n, uint64_t *used);
 
 /* The id the BPF program gives the stack IPS[0..N) (its hash_stack). */
 uint64_t mt_dw_stack_id(const uint64_t *ips, uint32_t n);

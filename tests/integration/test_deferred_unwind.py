@@ -10,8 +10,8 @@ table is there (bpf/unwind_defer.h, src/loader/deferred_unwind.c).
 - deferred.dlopen_fresh: six libraries built here (new files, new build
   ids), each dlopened and allocated through at once: every first stack
   whole, none truncated.
-- deferred.copy_lost: a ring buffer of one page (MEMTRACE_DEFER_RING) and
-  every stack copied: the copies that do not fit are counted, and counted
+- deferred.copy_lost: a ring buffer of a few copies (MEMTRACE_DEFER_RING)
+  and every stack copied: the copies that do not fit are counted, and counted
   as truncated stacks; nothing else is lost.
 """
 
@@ -142,9 +142,9 @@ def _dlopen_fresh():
 
 @test("deferred.copy_lost")
 def _copy_lost():
-    # One page of ring buffer: a copy of a stack 50 calls deep nearly
-    # fills it, so most of many's 3,000 quick allocations find it full.
-    res, stacks, det = traced("many", env=_env(MEMTRACE_DEFER_ALL=1, MEMTRACE_DEFER_RING=16384),
+    # A ring buffer of a few copies: most of many's 3,000 quick
+    # allocations (each copied) find it full.
+    res, stacks, det = traced("many", env=_env(MEMTRACE_DEFER_ALL=1, MEMTRACE_DEFER_RING=65536),
                               input_text="3000 50\nq\n")
     copies, unwound, cut, never, lost = deferred_of(res, det)
     check(lost > 0, "no copy lost with a ring buffer of one page", det)
