@@ -18,7 +18,7 @@
  * MEMTRACE_DEFER_RING, for the tests of a full ring). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 * 1024 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } unwind_copies SEC(".maps");
 
 /* A copy being made, per CPU (too large for the BPF stack), and the
