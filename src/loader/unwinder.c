@@ -381,8 +381,7 @@ bool mt_unwinder_wait_ms(struct mt_unwinder *u, unsigned ms)
 		end.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&u->lock);
-	while ((idle = !(u->njobs || u->busy ||
-			 (u->maps_ready && u->npending))) == false)
+	while (u->njobs || u->busy || (u->maps_ready && u->npending))
 		if (pthread_cond_timedwait(&u->idle, &u->lock, &end))
 			break;
 	idle = !(u->njobs || u->busy || (u->maps_ready && u->npending));
