@@ -167,3 +167,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # The HTTP bridge's reference counts (src/loader/http_bridge.c).
 -include tests/unit/http_bridge.mk
+
+# The loader's walk of a copied stack (src/loader/deferred_walk.c).
+-include tests/unit/deferred_walk.mk
