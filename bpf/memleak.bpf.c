@@ -205,6 +205,7 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 }
 
 #include "unwind.h"
+#include "unwind_defer.h"
 #include "proc_totals.h"
 
 /* The current thread's state, created on first use; NULL if unavailable. */
@@ -270,6 +271,15 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 	if (n <= 0 || !st->ips[0]) {
 		count(MT_CNT_DROP_STACK_ERRORS, 1);
 		return MT_STACK_NONE;
+	}
+	/* Deferred: filed under a provisional id, the copy's; a copy not
+	 * taken leaves the stack cut short. */
+	if (bench_part != MT_PART_CALLER && sc->u.status == UW_DEFER) {
+		__u64 p = defer_copy(sc, depth);
+
+		if (p != MT_STACK_NONE)
+			return p;
+		count(MT_CNT_STACKS_TRUNCATED, 1);
 	}
 	return h == MT_STACK_NONE ? 1 : h;
 }

@@ -129,6 +129,12 @@ enum mt_counter {
 	 * per-process totals (MT_MAX_PROCS of them already): not in the
 	 * timeline, still in the report. */
 	MT_CNT_TIMELINE_FULL,
+	/* Deferred unwinding (struct mt_defer_copy): stacks that met a file
+	 * with no table yet, copied for the loader to unwind, and those
+	 * whose copy could not be taken (the ring buffer was full: the
+	 * stack is kept cut short, and counted truncated). */
+	MT_CNT_DEFER_COPIES,
+	MT_CNT_DEFER_LOST,
 	MT_CNT__COUNT
 };
 
@@ -377,6 +383,42 @@ struct mt_unwind_missing {
 	__u32 pad;
 	__u64 start;     /* the mapping, to open it by /proc/PID/map_files */
 	__u64 end;
+};
+
+/*
+ * Deferred unwinding: a walk that meets a mapped file with no table yet
+ * does not stop there.  The BPF program copies the user stack from that
+ * frame's stack pointer up (at most MT_DEFER_STACK_MAX bytes, up to the
+ * last page that can be read) with the walk's state into the "unwind_copies" ring
+ * buffer, and files the allocation under a provisional stack id of its
+ * own (id), whose frames in "stacks" are those walked so far.  The loader
+ * unwinds the copy once the tables are there, with the same step
+ * (bpf/unwind_step.h), and counts the provisional stack as the whole one
+ * from then on (src/loader/deferred_unwind.c).
+ */
+#define MT_DEFER_STACK_MAX 32768
+/* How long after a file was first met without a table its stacks are
+ * copied (then they are cut short there, as without deferring). */
+#define MT_DEFER_WINDOW_NS (2ULL * 1000 * 1000 * 1000)
+#define MT_DEFER_CHUNK 4096
+
+struct mt_defer_copy {
+	__u64 id;          /* the provisional stack id */
+	__u32 pid;
+	__u32 n;           /* frames walked before (ips[0..n)) */
+	__u64 pc, sp, bp;  /* the walk's state at the frame with no table */
+	__u32 steps;       /* frames stepped past before it */
+	__u32 len;         /* bytes of stack copied, from sp */
+	/* Bit i: the stack's page i (from sp's) could be read; a page never
+	 * touched (a large buffer of a frame's) cannot, and is left as a
+	 * hole, as unreadable to the loader as it was to the BPF walk. */
+	__u32 pages_read;
+	__u32 pad;
+	/* The executable mapping that holds pc, and its file. */
+	__u64 vm_start, vm_end, vm_delta;
+	struct mt_file_key file;
+	__u64 ips[MT_MAX_STACK_DEPTH];
+	__u8 stack[MT_DEFER_STACK_MAX];
 };
 
 #endif /* MEMTRACE_MEMLEAK_H */

@@ -39,6 +39,11 @@
 /* --unwind (enum mt_unwind_mode), set by the loader before load. */
 const volatile __u32 unwind_mode = MT_UNWIND_FP;
 
+/* Deferred unwinding (bpf/unwind_defer.h), set by the loader: 0 off, 1 a
+ * stack that meets a file with no table yet is copied, 2 (a test hook)
+ * every stack is copied at its first frame in a file. */
+const volatile __u32 defer_mode = 0;
+
 /* Rows of every loaded table, back to back, in chunks of
  * 1 << MT_UW_ROWS_CHUNK_SHIFT: row i is row i % chunk of the chunk in
  * slot i / chunk.  The loader makes each chunk (an mmap()able array) when
@@ -115,12 +120,13 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } unwind_missing SEC(".maps");
 
-/* Files already announced, so that each is announced about once. */
+/* Files already announced, so that each is announced about once: when
+ * (bpf_ktime_get_ns), for the deferred walk's window (unwind_defer.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, struct mt_file_key);
-	__type(value, __u32);
+	__type(value, __u64);
 } unwind_told SEC(".maps");
 
 /*
@@ -165,7 +171,9 @@ struct {
 	__type(value, struct uw_vmas);
 } unwind_vmas_zero SEC(".maps");
 
-enum { UW_RUN = 0, UW_DONE, UW_TRUNCATED };
+/* UW_DEFER: the walk stopped at a frame whose file has no table yet, to
+ * be finished by the loader on a copy of the stack (unwind_defer.h). */
+enum { UW_RUN = 0, UW_DONE, UW_TRUNCATED, UW_DEFER };
 
 struct mt_unwind_state {
 	__u64 pc, sp, bp;
@@ -225,6 +233,7 @@ struct unwind_scratch {
 	__u32 win_len;
 	struct mt_unwind_state u;
 	__u64 win_base;
+	struct mt_file_key defer_file; /* UW_DEFER: the file of u.pc */
 	__u8 win[UW_WIN + UW_BACK];
 	struct uw_row_slot rows[UW_ROW_SLOTS];
 };
@@ -355,11 +364,25 @@ static __always_inline void tell_missing(const struct mt_unwind_state *u,
 		.start = vi->start,
 		.end = vi->end,
 	};
-	__u32 one = 1;
+	__u64 now = bpf_ktime_get_ns();
 
-	if (bpf_map_update_elem(&unwind_told, &vi->file, &one, BPF_NOEXIST))
+	if (bpf_map_update_elem(&unwind_told, &vi->file, &now, BPF_NOEXIST))
 		return;
 	bpf_ringbuf_output(&unwind_missing, &m, sizeof(m), 0);
+}
+
+/*
+ * Is a stack through FILE (with no table) still to be copied for the
+ * loader?  For MT_DEFER_WINDOW_NS after the file was first asked for:
+ * its table comes by then, or never will (a file the loader could not
+ * open, a table that did not fit), and stacks through it are cut short
+ * there as before, rather than copied one by one for ever.
+ */
+static __always_inline bool defer_window(const struct mt_file_key *file)
+{
+	__u64 *told = bpf_map_lookup_elem(&unwind_told, file);
+
+	return told && bpf_ktime_get_ns() - *told < MT_DEFER_WINDOW_NS;
 }
 
 /*
@@ -380,10 +403,13 @@ static __always_inline void unwind_tell_mapped(__u32 pid)
  * Find the mapping of u->pc and its file's table.  Returns 0; -1 when pc
  * is in no executable mapping (not a frame); 1 when pc is a frame but the
  * walk cannot go past it: its file's table is not loaded yet, or (--unwind
- * cfi) there is no table for it.
+ * cfi) there is no table for it; 2 when its file's table is not loaded
+ * yet and the stack is to be copied for the loader (defer_mode; the file
+ * into DEFER_FILE).
  */
 static __always_inline int locate(struct mt_unwind_state *u,
-				  struct uw_vmas *c)
+				  struct uw_vmas *c,
+				  struct mt_file_key *defer_file)
 {
 	struct uw_vma vi;
 	struct mt_unwind_module *m;
@@ -396,54 +422,17 @@ static __always_inline int locate(struct mt_unwind_state *u,
 	u->has_rows = 0;
 	if (unwind_mode == MT_UNWIND_FP || (!vi.file.dev && !vi.file.ino))
 		return unwind_mode == MT_UNWIND_CFI ? 1 : 0;
+	*defer_file = vi.file;
+	if (defer_mode == 2)
+		return 2; /* the test hook: every stack is copied */
 	m = bpf_map_lookup_elem(&unwind_modules, &vi.file);
 	if (!m) {
 		tell_missing(u, &vi);
-		return 1;
+		return defer_mode && defer_window(&vi.file) ? 2 : 1;
 	}
 	u->mod = *m;
 	u->has_rows = m->nrows > 0;
 	return !u->has_rows && unwind_mode == MT_UNWIND_CFI ? 1 : 0;
-}
-
-/* The row of the module's table that covers file offset OFF; a zero row
- * (MT_UW_NONE) where none does. */
-static __always_inline struct mt_unwind_row find_row(
-	const struct mt_unwind_module *m, __u64 off)
-{
-	struct mt_unwind_row none = {};
-	__u64 k = (off >> MT_UW_PAGE_SHIFT) - m->first_page;
-	__u32 key, lo, hi;
-	__u64 *p;
-	struct mt_unwind_row *r;
-
-	if (k >= m->npages)
-		return none;
-	key = m->page_first + (__u32)k;
-	p = uw_page(key);
-	if (!p)
-		return none;
-	lo = (__u32)*p;
-	p = uw_page(key + 1);
-	if (!p)
-		return none;
-	hi = (__u32)*p;
-	/* The last row at or before OFF, among at most a page's rows. */
-	for (int i = 0; i < 13 && lo < hi; i++) {
-		__u32 mid = lo + (hi - lo + 1) / 2;
-
-		r = uw_row(m->row_first + mid);
-		if (!r)
-			return none;
-		if (r->pc <= off)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	r = uw_row(m->row_first + lo);
-	if (!r || r->pc > off)
-		return none;
-	return *r;
 }
 
 /*
@@ -492,6 +481,14 @@ static __always_inline int stack_word(struct unwind_scratch *sc, __u64 addr,
 	return 0;
 }
 
+/* The step itself (find_row, uw_fp_step, uw_cfi_step), shared with the
+ * loader's unwinder of deferred copies (src/loader/deferred_unwind.c). */
+#define UW_STATE_T struct mt_unwind_state
+#define UW_MODE unwind_mode
+#define uw_read_word(ctx, addr, out) \
+	stack_word((struct unwind_scratch *)(ctx), (addr), (out))
+#include "unwind_step.h"
+
 static __always_inline __u64 row_check(__u64 key, __u64 row)
 {
 	return mix(mix(MT_MIX_SEED, key), row) | 1; /* never 0: empty */
@@ -525,78 +522,6 @@ static __always_inline struct mt_unwind_row cached_row(
 	return r;
 }
 
-/* One step by frame pointer: the caller's frame is at bp. */
-static __always_inline long fp_step(struct unwind_scratch *sc)
-{
-	struct mt_unwind_state *u = &sc->u;
-	__u64 bp, ra; /* the saved rbp, the return address */
-
-	/* The x86-64 psABI marks the deepest frame with a zero frame
-	 * pointer (_start and ld.so's _dl_start_user clear rbp). */
-	if (!u->bp) {
-		u->status = UW_DONE;
-		return 1;
-	}
-	if ((u->bp & 7) || u->bp < u->sp || stack_word(sc, u->bp, &bp) ||
-	    stack_word(sc, u->bp + 8, &ra)) {
-		u->status = UW_TRUNCATED;
-		return 1;
-	}
-	u->sp = u->bp + 16;
-	u->bp = bp;
-	u->pc = ra;
-	return 0;
-}
-
-/* One step by the row R: the caller's CFA, return address and rbp. */
-static __always_inline long cfi_step(struct unwind_scratch *sc,
-				     struct mt_unwind_row r)
-{
-	struct mt_unwind_state *u = &sc->u;
-	__u64 cfa, ra, bp;
-
-	switch (r.kind & MT_UW_KIND_MASK) {
-	case MT_UW_RSP:
-		cfa = u->sp + 8 * (__u64)r.cfa_off8;
-		break;
-	case MT_UW_RBP:
-		cfa = u->bp + 8 * (__u64)r.cfa_off8;
-		break;
-	case MT_UW_PLT:
-		cfa = u->sp + 8 * (__u64)r.cfa_off8 +
-		      ((u->pc & 15) >= (__u64)(__u8)r.rbp_off8 ? 8 : 0);
-		break;
-	case MT_UW_END:
-		u->status = UW_DONE;
-		return 1;
-	case MT_UW_NONE:
-		if (unwind_mode == MT_UNWIND_AUTO)
-			return fp_step(sc);
-		u->status = UW_TRUNCATED;
-		return 1;
-	default:
-		u->status = UW_TRUNCATED;
-		return 1;
-	}
-	/* The caller's frame lies above this one. */
-	if (cfa <= u->sp || stack_word(sc, cfa - 8, &ra)) {
-		u->status = UW_TRUNCATED;
-		return 1;
-	}
-	if (r.rbp_off8 && (r.kind & MT_UW_KIND_MASK) != MT_UW_PLT) {
-		if (stack_word(sc, cfa + 8 * (__s64)r.rbp_off8, &bp)) {
-			u->status = UW_TRUNCATED;
-			return 1;
-		}
-		u->bp = bp;
-	} else if (r.kind & MT_UW_RBP_LOST) {
-		u->bp = 0;
-	}
-	u->sp = cfa;
-	u->pc = ra;
-	return 0;
-}
-
 /*
  * What the steps of a walk share, on the walking program's stack
  * (bpf_loop's context): this CPU's scratch and the process's mapping
@@ -627,8 +552,15 @@ static long unwind_step(__u64 i, void *ctx)
 		return 1;
 	}
 	if (u->pc < u->vm_start || u->pc >= u->vm_end)
-		where = locate(u, w->vmas);
+		where = locate(u, w->vmas, &sc->defer_file);
 	n = u->n;
+	if (where == 2 && n < MT_MAX_STACK_DEPTH) {
+		/* The provisional stack: the frames so far and this one; the
+		 * loader goes on from this frame (unwind_defer.h). */
+		sc->st.ips[n] = u->pc;
+		u->status = UW_DEFER;
+		return 1;
+	}
 	/* The first pc is the return address the kernel saved at the call,
 	 * real code even when its mapping cannot be looked up now. */
 	if (where < 0 && u->steps == 0)
@@ -642,7 +574,7 @@ static long unwind_step(__u64 i, void *ctx)
 		u->n = n + 1;
 		u->steps++;
 		if (where == 0)
-			return fp_step(sc);
+			return uw_fp_step(u, sc);
 		u->status = UW_TRUNCATED;
 		return 1;
 	}
@@ -656,7 +588,7 @@ static long unwind_step(__u64 i, void *ctx)
 		u->n = n + 1;
 	}
 	u->steps++;
-	return cfi_step(sc, row);
+	return uw_cfi_step(u, sc, row);
 }
 
 /*
@@ -682,6 +614,8 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	w.sc = sc;
 	w.vmas = vmas_of(u->pid, u->mm);
 	bpf_loop(MT_MAX_STACK_DEPTH + 1, unwind_step, &w, 0);
+	if (u->status == UW_DEFER)
+		return (int)u->n + 1; /* the frame with no table too */
 	if (u->status != UW_DONE)
 		count(MT_CNT_STACKS_TRUNCATED, 1);
 	return (int)u->n;

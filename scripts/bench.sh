@@ -179,6 +179,10 @@ run_memtrace_links() { # MEMTRACE_LINKS-VALUE ROW-NAME REP MEMTRACE-OPTIONS...
 	MEMTRACE_LINKS=$links run_memtrace "$@"
 }
 
+run_memtrace_deferred() { # REP: the nofp build, every stack deferred
+	MEMTRACE_DEFER_ALL=1 run_memtrace_on "$CHURN_NOFP" full_nofp_deferred "$1"
+}
+
 run_bpftrace() {
 	local p=$T/bpftrace.$1
 	python3 bench/rusage.py "$p.ru" bpftrace -e "$BPFTRACE_PROG" \
@@ -206,6 +210,9 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run sampling_fpwalk "$rep" run_memtrace sampling_fpwalk "$rep" --unwind fp -s "$SAMPLE_BYTES"
 	run untraced_nofp "$rep" run_untraced_on "$CHURN_NOFP" untraced_nofp "$rep"
 	run full_nofp "$rep" run_memtrace_on "$CHURN_NOFP" full_nofp "$rep"
+	# Every stack copied and unwound by the loader (deferred unwinding's
+	# test hook): what the deferred path costs against the BPF walk.
+	run full_nofp_deferred "$rep" run_memtrace_deferred "$rep"
 	run sampling_nofp "$rep" run_memtrace_on "$CHURN_NOFP" sampling_nofp "$rep" -s "$SAMPLE_BYTES"
 	for a in "${ALLOCS[@]}"; do
 		n=${a%%:*}
@@ -430,6 +437,8 @@ rows.append(("memtrace, full, --unwind fp", collect("full_fpwalk", True), "full"
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']}, --unwind fp", collect("sampling_fpwalk", True), "sampling"))
 rows.append(("untraced, nofp build", collect("untraced_nofp", False), "untraced"))
 rows.append(("memtrace, full (CFI), nofp build", collect("full_nofp", True), "full"))
+rows.append(("memtrace, full, every stack deferred, nofp build", collect("full_nofp_deferred", True),
+             "full"))
 rows.append((f"memtrace -s {E['BENCH_SAMPLE_BYTES']} (CFI), nofp build", collect("sampling_nofp", True),
              "sampling"))
 bt_label = "bpftrace, 3 empty probes"

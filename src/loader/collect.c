@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* collect.c: BPF maps -> struct mt_raw_profile. */
 #include "collect.h"
+#include "deferred_unwind.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -121,7 +122,11 @@ static int stacks_frames(struct mt_raw_profile *raw, size_t s0, int stacks_fd)
 	int ret = ids ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < n && ids; i++)
-		ids[i] = raw->stacks[s0 + i].stack_id;
+		/* A provisional id unwound since: its frames are known
+		 * (deferred_unwind.h), its own no longer kept. */
+		ids[i] = mt_deferred_unwind_resolved(raw->stacks[s0 + i].stack_id)
+				 ? MT_STACK_NONE
+				 : raw->stacks[s0 + i].stack_id;
 	if (!ret)
 		ret = mt_stack_cache_fill(&stack_cache, stacks_fd, ids, n);
 	free(ids);

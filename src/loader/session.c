@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "deferred_unwind.h"
 #include "memleak.h"
 #include "modules.h"
 #include "perf_map.h"
@@ -91,6 +92,9 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 		/* Its JIT's perf map, while its root is there to find it. */
 		if (event == PTRACE_EVENT_EXIT)
 			mt_perf_map_keep((uint32_t)pid);
+		/* Its stacks copied for the loader: what they need of it. */
+		if (event == PTRACE_EVENT_EXIT)
+			mt_deferred_unwind_exit((uint32_t)pid);
 		if (main)
 			mt_modules_refresh(s->proc, true);
 		else if (event == PTRACE_EVENT_EXIT && s->on_exit_stop)

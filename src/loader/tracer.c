@@ -3,6 +3,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "bpf_cost.h"
 #include "bpf_load.h"
 #include "collect.h"
+#include "deferred_unwind.h"
 #include "errmsg.h"
 #include "follow.h"
 #include "libs_cache.h"
@@ -142,6 +144,7 @@ static void unwinder_tick(void *arg)
 	struct mt_tracer *tr = arg;
 
 	mt_unwinder_poll(&tr->uw);
+	mt_deferred_unwind_poll(false);
 }
 
 /* The target mapped new files: probe new/delete in libraries it loaded. */
@@ -457,6 +460,8 @@ static int init_unwinder(struct mt_tracer *tr)
 	tr->uw_on = true;
 	tr->uw.on_dlopen = on_dlopen;
 	tr->uw.dlopen_ctx = tr;
+	if (!ret)
+		ret = mt_deferred_unwind_init(&tr->uw, tr->skel, tr->o->unwind);
 	if (ret)
 		return mt_fail("cannot map the unwind tables: %s", strerror(-ret));
 	tr->s.on_tick = unwinder_tick;
@@ -818,16 +823,37 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 {
 	bool live = !tr->stopped;
 	double now = mt_loop_now();
-	int ret = live ? mt_snapshot_take(&tr->snap, tr->skel, raw)
-		       : mt_collect(tr->skel, raw);
+	int ret;
+
+	/* The stacks copied for the loader to unwind: unwound now, those
+	 * whose tables are there (all of them at the end). */
+	if (tr->uw_on)
+		mt_unwinder_poll(&tr->uw);
+	mt_deferred_unwind_poll(!live);
+	ret = live ? mt_snapshot_take(&tr->snap, tr->skel, raw)
+		   : mt_collect(tr->skel, raw);
 
 	/* What exited processes left: copied while tracing, moved at the end. */
 	if (!ret && tr->kind != MT_TRACER_ONE)
 		ret = append_raw(raw, &tr->sys.dead, live);
 	if (!ret && tr->kind == MT_TRACER_FAMILY)
 		ret = family_mappings(tr);
+	if (!ret)
+		ret = mt_deferred_unwind_apply(raw);
 	if (ret)
 		return ret;
+	if (!live && tr->o->verbose && tr->uw_on) {
+		uint64_t done, waiting, cut;
+
+		mt_deferred_unwind_stats(&done, &waiting, &cut);
+		fprintf(stderr, "memtrace: deferred stacks: %" PRIu64 " copies, %" PRIu64 " unwound (%" PRIu64 " cut short), %" PRIu64 " never unwound, %" PRIu64 " lost\n",
+			raw->sum.counters[MT_CNT_DEFER_COPIES], done, cut,
+			waiting, raw->sum.counters[MT_CNT_DEFER_LOST]);
+		mt_deferred_unwind_depth(&done, &waiting, &cut);
+		if (done)
+			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",
+				done, waiting, cut);
+	}
 	mt_collect_count_frees(raw);
 	if (tr->kind == MT_TRACER_ONE) {
 		/* The name it has now, if it exec'd. */
@@ -870,6 +896,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	if (tr->skel)
 		memleak_bpf__destroy(tr->skel);
 	mt_collect_forget_stacks();
+	mt_deferred_unwind_free();
 	if (tr->snap_on)
 		mt_snapshot_free(&tr->snap);
 	mt_timeline_free(&tr->tl);

@@ -448,6 +448,29 @@ void mt_unwinder_wait(struct mt_unwinder *u)
 	pthread_mutex_unlock(&u->lock);
 }
 
+bool mt_unwinder_wait_ms(struct mt_unwinder *u, unsigned ms)
+{
+	struct timespec end;
+	bool idle;
+
+	if (!u->started)
+		return true;
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&u->lock);
+	while (u->njobs || u->busy || (u->maps_ready && u->npending))
+		if (pthread_cond_timedwait(&u->idle, &u->lock, &end))
+			break;
+	idle = !(u->njobs || u->busy || (u->maps_ready && u->npending));
+	pthread_mutex_unlock(&u->lock);
+	return idle;
+}
+
 /* The kernel's dev_t encoding, as an inode's superblock holds it. */
 static uint64_t kernel_dev(dev_t dev)
 {
@@ -489,8 +512,6 @@ static int on_missing(void *ctx, void *data, size_t size)
 {
 	struct mt_unwinder *u = ctx;
 	struct mt_unwind_missing m;
-	char path[96];
-	int fd;
 
 	if (size < sizeof(m))
 		return 0;
@@ -502,14 +523,39 @@ static int on_missing(void *ctx, void *data, size_t size)
 			u->on_dlopen(u->dlopen_ctx, (pid_t)m.pid);
 		return 0;
 	}
+	mt_unwinder_ask(u, (pid_t)m.pid, &m.file, m.start, m.end);
+	return 0;
+}
+
+void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
+		     const struct mt_file_key *file, uint64_t start,
+		     uint64_t end)
+{
+	char path[96];
+	int fd;
+
+	pthread_mutex_lock(&u->lock);
+	fd = known(u, file->dev, file->ino);
+	pthread_mutex_unlock(&u->lock);
+	if (fd)
+		return;
 	/* The mapping itself: right in containers, and for deleted files. */
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", m.pid,
-		 (unsigned long long)m.start, (unsigned long long)m.end);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)start, (unsigned long long)end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0; /* gone */
-	add_file(u, fd, &m.file, path, false);
-	return 0;
+		return; /* gone */
+	add_file(u, fd, file, path, false);
+}
+
+bool mt_unwinder_idle(struct mt_unwinder *u)
+{
+	bool idle;
+
+	pthread_mutex_lock(&u->lock);
+	idle = !u->njobs && !u->busy && !(u->maps_ready && u->npending);
+	pthread_mutex_unlock(&u->lock);
+	return idle;
 }
 
 void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid)

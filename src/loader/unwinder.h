@@ -105,6 +105,8 @@ void mt_unwinder_add_objects(struct mt_unwinder *u,
 /* Wait until every table asked for is loaded (or failed). */
 void mt_unwinder_wait(struct mt_unwinder *u);
 
+/* The same, for at most MS milliseconds: true when every table is in. */
+bool mt_unwinder_wait_ms(struct mt_unwinder *u, unsigned ms);
 /* PID mapped new files: forget the mappings the BPF side cached for it
  * (a new file may lie where an unmapped one was). */
 void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
@@ -118,6 +120,14 @@ void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid);
  * now; the others are made when asked for. */
 void mt_unwinder_preload_process(struct mt_unwinder *u, pid_t pid);
 
+/* Ask for the table of FILE, mapped at [START, END) by PID (opened there:
+ * nothing when PID is gone), unless it was asked for before. */
+struct mt_file_key;
+void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
+		     const struct mt_file_key *file, uint64_t start,
+		     uint64_t end);
+/* No table is being made or waits to be. */
+bool mt_unwinder_idle(struct mt_unwinder *u);
 /* A descriptor that is readable when the BPF program asks for a table
  * (then call mt_unwinder_poll()); -1 when tables are off. */
 int mt_unwinder_fd(const struct mt_unwinder *u);

@@ -33,13 +33,16 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_SAMPLES] = "sampled allocations",
 	[MT_CNT_SNAPSHOT_SKEW] = "snapshot skew",
 	[MT_CNT_TIMELINE_FULL] = "timeline table full",
+	[MT_CNT_DEFER_COPIES] = "deferred stack copies",
+	[MT_CNT_DEFER_LOST] = "deferred stack copies lost",
 };
 
 /* Counters a profile of an older memtrace may lack, read then as 0. */
 static bool optional(int i)
 {
 	return i == MT_CNT_SAMPLES || i == MT_CNT_SNAPSHOT_SKEW ||
-	       i == MT_CNT_TIMELINE_FULL;
+	       i == MT_CNT_TIMELINE_FULL || i == MT_CNT_DEFER_COPIES ||
+	       i == MT_CNT_DEFER_LOST;
 }
 
 /* Facts before the counters: the mark, target, allocator, mmap, delta; after

@@ -45,15 +45,9 @@ frames into addresses in the files.
 
 A library loaded with dlopen gets its unwind table when ld.so has mapped
 it (memtrace probes ld.so's _dl_debug_state); a stack through it before
-the table is in place ends there, counted as truncated.  python3 loads
-its _json module so, at `import json`.  Quiet, the table is in place
-within a millisecond; in two CI runs python got from the import to
-json.dumps (a few milliseconds) before it was, and 25 and 41 allocations
-through _json were truncated (up to 5% of the bytes).  The workload
-therefore waits 0.1 s after its imports: this test compares whole stacks
-with valgrind's, and unwind.dlopen_soon checks the table's timing itself
-(30 ms after each dlopen, every first stack whole).  The allocations of
-_json's own initialisation, right after the dlopen, may be truncated."""
+the table is in place is copied and unwound once it is (deferred
+unwinding): python3 goes from `import json` (which dlopens _json) to
+json.dumps at once, with no wait, and its stacks through _json are whole."""
 
 import collections
 import os
@@ -378,8 +372,7 @@ def base_env():
 NEEDS = ("memtrace", "bpf", "valgrind")
 
 PYTHON_CODE = r"""
-import json, sys, time
-time.sleep(0.1)  # _json's table: see the module's docstring
+import json, sys
 d = {}
 for i in range(3000):
     d["k%d" % i] = {"n": i, "s": "v" * (i % 50), "l": list(range(i % 20))}

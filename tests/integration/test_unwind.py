@@ -253,12 +253,10 @@ SOON_LIBS = 6
 @test("unwind.dlopen_soon")
 def _dlopen_soon():
     # Six copies of a library without frame pointers, each dlopened and
-    # allocated through 30 ms later: before memtrace's next look at the
-    # mappings (every 100 ms).  Each first stack through a library is whole
-    # only if its table was asked for when ld.so mapped it (its debugger
-    # hook, _dl_debug_state, is probed): asked for at that first stack, it
-    # would stop there.  On a build without the hook, each library has a 70%
-    # chance of a truncated stack, so all six whole by luck: 0.07%.
+    # allocated through at once: before its table can be made.  Each first
+    # stack through a library is whole only if it is unwound later, on a
+    # copy of the stack taken when the walk met the library (deferred
+    # unwinding): it would stop there otherwise.
     with tempfile.TemporaryDirectory() as d:
         libs = []
         for i in range(SOON_LIBS):

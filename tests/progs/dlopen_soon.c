@@ -1,9 +1,10 @@
 /*
  * dlopen_soon.c: dlopens each library named on the command line (copies of
- * libnofp_plugin.so, so each is a file of its own) and allocates through it
- * 30 ms later, well before memtrace's next look at the mappings (ten times
- * a second): that first stack is whole only if memtrace made the
- * library's unwind table when it was mapped.  -O2 -fomit-frame-pointer.
+ * libnofp_plugin.so, or libraries built by a test, so each is a file of
+ * its own) and allocates through it at once, before memtrace can have
+ * made the library's unwind table: that first stack is whole only if it
+ * is unwound later, on a copy (deferred unwinding).  -O2
+ * -fomit-frame-pointer.
  *
  * With DLOPEN_SOON_US=0 in its environment it allocates at once, as a
  * library's own start-up does (-- CMD holds it at ld.so's hook instead).
@@ -14,7 +15,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 

@@ -176,3 +176,6 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 
 # Unwind tables kept on disk (src/loader/unwind_cache.c).
 -include tests/unit/unwind_cache.mk
+
+# The loader's walk of a copied stack (src/loader/deferred_walk.c).
+-include tests/unit/deferred_walk.mk

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * unwind_defer.h: deferred unwinding, the BPF side (struct mt_defer_copy
+ * in memleak.h).  A walk that stopped at a frame whose file has no table
+ * yet (UW_DEFER, unwind.h) leaves its state in this CPU's scratch; here
+ * the user stack above that frame is copied, with that state, into the
+ * unwind_copies ring buffer, and the allocation gets a provisional stack
+ * id of its own, which the loader turns into the whole stack once it has
+ * unwound the copy (src/loader/deferred_unwind.c).
+ *
+ * The includer defines count(), mix() and MT_MIX_SEED, and includes
+ * unwind.h first.
+ */
+#ifndef MEMTRACE_BPF_UNWIND_DEFER_H
+#define MEMTRACE_BPF_UNWIND_DEFER_H
+
+/* Copies in flight to the loader; sized by the loader (a hidden knob,
+ * MEMTRACE_DEFER_RING, for the tests of a full ring). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1024 * 1024);
+} unwind_copies SEC(".maps");
+
+/* A copy being made, per CPU (too large for the BPF stack), and the
+ * sequence its provisional ids are drawn from. */
+struct defer_scratch {
+	__u64 seq;
+	struct mt_defer_copy c;
+	__u8 slack[MT_DEFER_CHUNK]; /* for the verifier: see defer_copy() */
+};
+
+/* One per CPU (by bpf_get_smp_processor_id(), sized by the loader): a
+ * plain array, as a per-CPU value cannot hold 32 KiB. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_scratch);
+} defer_scratch SEC(".maps");
+
+/*
+ * The walk in SC stopped at a frame with no table (UW_DEFER), its N
+ * frames (that one included) in SC->st: copy what the loader needs to go
+ * on.  Returns the provisional stack id, or MT_STACK_NONE when the copy
+ * could not be made (then the stack stays as it is, counted truncated).
+ */
+static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
+{
+	const struct mt_unwind_state *u = &sc->u;
+	__u32 len = 0, pos = 0, cpu = bpf_get_smp_processor_id();
+	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &cpu);
+	struct mt_defer_copy *c;
+	__u64 id, size;
+
+	if (!d)
+		return MT_STACK_NONE;
+	c = &d->c;
+	id = mix(mix(MT_MIX_SEED ^ 0xdefe44edULL, cpu), ++d->seq);
+	if (id == MT_STACK_NONE)
+		id = 1;
+	c->id = id;
+	c->pid = u->pid;
+	c->n = n > 0 ? n - 1 : 0;
+	c->pc = u->pc;
+	c->sp = u->sp;
+	c->bp = u->bp;
+	c->steps = u->steps;
+	c->vm_start = u->vm_start;
+	c->vm_end = u->vm_end;
+	c->vm_delta = u->vm_delta;
+	c->file = sc->defer_file;
+	bpf_probe_read_kernel(c->ips, sizeof(c->ips), sc->st.ips);
+	/* The stack from sp up, a page at a time (the first to its page's
+	 * end), past the pages that cannot be read (never touched), to the
+	 * last one that can (the stack's top, or the bound). */
+	c->pages_read = 0;
+	for (int i = 0; i < MT_DEFER_STACK_MAX / MT_DEFER_CHUNK + 1; i++) {
+		__u64 at = u->sp + pos;
+		__u32 l = MT_DEFER_CHUNK - (__u32)(at & (MT_DEFER_CHUNK - 1));
+
+		if (pos >= MT_DEFER_STACK_MAX)
+			break;
+		if (l > MT_DEFER_STACK_MAX - pos)
+			l = MT_DEFER_STACK_MAX - pos;
+		/* The bounds below always hold (the slack after the copy
+		 * lets the verifier check them apart). */
+		asm volatile("" : "+r"(l));
+		asm volatile("" : "+r"(pos));
+		if (l > MT_DEFER_CHUNK || pos >= MT_DEFER_STACK_MAX)
+			break;
+		if (bpf_probe_read_user(c->stack + pos, l, (void *)at) == 0) {
+			c->pages_read |= 1U << (i & 31);
+			len = pos + l;
+		}
+		pos += l;
+	}
+	c->len = len;
+	size = offsetof(struct mt_defer_copy, stack) + len;
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(*c) ||
+	    bpf_ringbuf_output(&unwind_copies, c, size, 0)) {
+		count(MT_CNT_DEFER_LOST, 1);
+		return MT_STACK_NONE;
+	}
+	count(MT_CNT_DEFER_COPIES, 1);
+	return id;
+}
+
+#endif /* MEMTRACE_BPF_UNWIND_DEFER_H */

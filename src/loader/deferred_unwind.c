@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: MIT
+/* deferred_unwind.c: copies of stacks, unwound once their tables are
+ * there (deferred_unwind.h). */
+#include "deferred_unwind.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "deferred_walk.h"
+#include "itab.h"
+#include "loop.h"
+#include "memleak.skel.h"
+#include "profile.h"
+#include "unwinder.h"
+
+/* The ring buffer's size by default: a copy is 1.1 KiB of header and
+ * frames and the stack to its top (6 KiB for python3 and sqlite3 on
+ * average, at most 32 KiB): some 150 copies in flight.  Kernel memory an
+ * idle trace holds (test kmem.idle): 4 MiB went over its bound. */
+#define RING_DEFAULT (1U << 20)
+
+/* At the end, how long the tables still being made are waited for, at
+ * most (system-wide, files keep coming). */
+#define FINAL_WAIT_MS 5000
+
+/* A process's executable mappings, as last read from /proc/PID/maps. */
+struct pid_maps {
+	uint32_t pid;
+	struct mt_dw_mapping *v;
+	size_t n;
+};
+
+/* A provisional id whose whole stack is known. */
+struct resolved {
+	uint64_t id, real;
+	uint64_t *ips;
+	uint32_t n;
+};
+
+static struct {
+	bool on;
+	uint32_t mode;
+	struct mt_unwinder *u;
+	int modules_fd, stacks_fd;
+	struct mt_defer_copy **wait;       /* copies waiting for tables */
+	size_t nwait, wait_cap;
+	struct resolved *res;
+	size_t nres, res_cap;
+	struct mt_itab index;              /* res by id */
+	struct pid_maps *pids;
+	size_t npids;
+	uint64_t truncated;
+	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
+} D = { .modules_fd = -1, .stacks_fd = -1 };
+
+void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on)
+{
+	const char *all = getenv("MEMTRACE_DEFER_ALL");
+	const char *ring = getenv("MEMTRACE_DEFER_RING");
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long size = RING_DEFAULT;
+	int ncpus;
+
+	skel->rodata->defer_mode = !on ? 0 : all && *all == '1' ? 2 : 1;
+	if (ring && *ring)
+		size = strtoul(ring, NULL, 0);
+	if (page <= 0)
+		page = 4096;
+	if (!on || size < (unsigned long)page)
+		size = (unsigned long)page; /* unused: the smallest */
+	bpf_map__set_max_entries(skel->maps.unwind_copies, (__u32)size);
+	ncpus = libbpf_num_possible_cpus();
+	bpf_map__set_max_entries(skel->maps.defer_scratch,
+				 on && ncpus > 0 ? (__u32)ncpus : 1);
+}
+
+static bool same_id(const void *ctx, uint32_t idx)
+{
+	return D.res[idx].id == *(const uint64_t *)ctx;
+}
+
+static const struct resolved *find_resolved(uint64_t id)
+{
+	uint32_t idx;
+
+	if (!D.nres || !mt_itab_find(&D.index, id, same_id, &id, &idx))
+		return NULL;
+	return &D.res[idx];
+}
+
+bool mt_deferred_unwind_resolved(uint64_t id)
+{
+	return find_resolved(id) != NULL;
+}
+
+/* The kernel's dev_t encoding, as an inode's superblock holds it. */
+static uint64_t kernel_dev(unsigned maj, unsigned min)
+{
+	return ((uint64_t)maj << 20) | min;
+}
+
+/* Read PID's executable mappings into P.  0, or -1 when it is gone. */
+static int read_maps(uint32_t pid, struct pid_maps *p)
+{
+	char path[64], line[4096];
+	struct mt_dw_mapping *v = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		char perms[8];
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &start, &end,
+			   perms, &off, &maj, &min, &ino) != 7 ||
+		    !strchr(perms, 'x'))
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct mt_dw_mapping *nv = realloc(v, ncap * sizeof(*nv));
+
+			if (!nv)
+				break;
+			v = nv;
+			cap = ncap;
+		}
+		v[n].start = start;
+		v[n].end = end;
+		v[n].delta = off - start;
+		v[n].file.dev = ino ? kernel_dev(maj, min) : 0;
+		v[n].file.ino = ino;
+		n++;
+	}
+	fclose(f);
+	free(p->v);
+	p->v = v;
+	p->n = n;
+	return 0;
+}
+
+static struct pid_maps *maps_of(uint32_t pid)
+{
+	struct pid_maps *nv;
+
+	for (size_t i = 0; i < D.npids; i++)
+		if (D.pids[i].pid == pid)
+			return &D.pids[i];
+	nv = realloc(D.pids, (D.npids + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	D.pids = nv;
+	nv[D.npids] = (struct pid_maps){ pid, NULL, 0 };
+	return &D.pids[D.npids++];
+}
+
+/*
+ * Ask now, while the process is there to open them from, for the tables
+ * of the files the walk of C may need: its frame's, and those of every
+ * mapping a word of the copied stack points into (the return addresses
+ * among them).  Only those: system-wide, every process met would have
+ * every file it maps made a table of.
+ */
+static void ask_tables(const struct mt_defer_copy *c, const struct pid_maps *p)
+{
+	uint8_t hit[512] = { 0 };
+	size_t last = SIZE_MAX, n = p->n < sizeof(hit) ? p->n : sizeof(hit);
+
+	mt_unwinder_ask(D.u, (pid_t)c->pid, &c->file, c->vm_start, c->vm_end);
+	for (uint32_t off = 0; off + 8 <= c->len; off += 8) {
+		uint64_t w;
+
+		memcpy(&w, c->stack + off, 8);
+		if (last < n && w >= p->v[last].start && w < p->v[last].end)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (w >= p->v[i].start && w < p->v[i].end) {
+				hit[i] = 1;
+				last = i;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (hit[i] && (p->v[i].file.dev || p->v[i].file.ino))
+			mt_unwinder_ask(D.u, (pid_t)c->pid, &p->v[i].file,
+					p->v[i].start, p->v[i].end);
+}
+
+/* A walk's context: its copy, and how it goes. */
+struct walk_ctx {
+	const struct mt_defer_copy *c;
+	struct pid_maps *maps;
+	bool reread;           /* the maps were read again in this walk */
+	bool never;            /* a table not there now will not come */
+	uint64_t nrows, npages;
+};
+
+static bool find_mapping(const struct pid_maps *p, uint64_t pc,
+			 struct mt_dw_mapping *out)
+{
+	for (size_t i = 0; p && i < p->n; i++) {
+		if (pc >= p->v[i].start && pc < p->v[i].end) {
+			*out = p->v[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static int mapping_cb(void *ctx, uint64_t pc, struct mt_dw_mapping *out)
+{
+	struct walk_ctx *w = ctx;
+
+	if (find_mapping(w->maps, pc, out))
+		return 0;
+	if (w->maps && !w->reread) {
+		w->reread = true;
+		if (read_maps(w->c->pid, w->maps) == 0 &&
+		    find_mapping(w->maps, pc, out))
+			return 0;
+	}
+	return -1;
+}
+
+static enum mt_dw_module module_cb(void *ctx, const struct mt_dw_mapping *m,
+				   struct mt_unwind_module *out)
+{
+	struct walk_ctx *w = ctx;
+
+	if (bpf_map_lookup_elem(D.modules_fd, &m->file, out) == 0) {
+		/* Found: its rows are in the chunks, which may have been
+		 * made after the walk looked at how many there are. */
+		if ((uint64_t)out->row_first + out->nrows <= w->nrows &&
+		    (!out->nrows ||
+		     (uint64_t)out->page_first + out->npages + 1 <= w->npages))
+			return MT_DW_MODULE_FOUND;
+		return w->never ? MT_DW_MODULE_NEVER : MT_DW_MODULE_LATER;
+	}
+	if (w->never)
+		return MT_DW_MODULE_NEVER;
+	mt_unwinder_ask(D.u, (pid_t)w->c->pid, &m->file, m->start, m->end);
+	return MT_DW_MODULE_LATER;
+}
+
+static int keep_resolved(uint64_t id, const uint64_t *ips, uint32_t n)
+{
+	struct resolved *r;
+	int ret;
+
+	if (D.nres == D.res_cap) {
+		size_t ncap = D.res_cap ? D.res_cap * 2 : 256;
+		struct resolved *nv = realloc(D.res, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		D.res = nv;
+		D.res_cap = ncap;
+	}
+	r = &D.res[D.nres];
+	r->ips = malloc(n * sizeof(*ips));
+	if (!r->ips)
+		return -ENOMEM;
+	memcpy(r->ips, ips, n * sizeof(*ips));
+	r->n = n;
+	r->id = id;
+	r->real = mt_dw_stack_id(ips, n);
+	ret = mt_itab_add(&D.index, id, (uint32_t)D.nres);
+	if (ret) {
+		free(r->ips);
+		return ret;
+	}
+	D.nres++;
+	return 0;
+}
+
+/* Unwind copy C if its tables are there.  True when it is done with
+ * (unwound, or given up). */
+static bool try_copy(const struct mt_defer_copy *c, bool never)
+{
+	struct walk_ctx w = { c, maps_of(c->pid), false, never, 0, 0 };
+	struct mt_dw_env env = { D.mode, { 0 }, mapping_cb, module_cb, &w };
+	uint64_t ips[MT_MAX_STACK_DEPTH];
+	enum mt_dw_result r;
+	uint64_t used = 0;
+	uint32_t n = 0;
+
+	w.nrows = __atomic_load_n(&D.u->rows.nchunks, __ATOMIC_ACQUIRE) *
+		  (uint64_t)D.u->rows.chunk_elems;
+	w.npages = __atomic_load_n(&D.u->pages.nchunks, __ATOMIC_ACQUIRE) *
+		   (uint64_t)D.u->pages.chunk_elems;
+	env.tables = (struct mt_dw_tables){ mt_map_chunks_base(&D.u->rows),
+					    w.nrows,
+					    mt_map_chunks_base(&D.u->pages),
+					    w.npages };
+	r = mt_dw_walk(c, &env, ips, &n, &used);
+	if (r == MT_DW_WAIT)
+		return false;
+	if (r == MT_DW_TRUNCATED)
+		D.truncated++;
+	/* How deep whole stacks are, in bytes: the copy's bound. */
+	if (r == MT_DW_DONE && c->steps == 0) {
+		D.whole++;
+		D.used_sum += used;
+		if (used > D.used_max)
+			D.used_max = used;
+	}
+	if (n == 0 || keep_resolved(c->id, ips, n))
+		return true; /* stays as the BPF program filed it */
+	/* Its provisional frames are not needed any more. */
+	bpf_map_delete_elem(D.stacks_fd, &c->id);
+	return true;
+}
+
+/* One pass over the waiting copies; NEVER: no more waiting for tables. */
+static void pass(bool never)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < D.nwait; i++) {
+		if (try_copy(D.wait[i], never))
+			free(D.wait[i]);
+		else
+			D.wait[k++] = D.wait[i];
+	}
+	D.nwait = k;
+}
+
+void mt_deferred_unwind_poll(bool final)
+{
+	if (!D.on)
+		return;
+	if (final && D.nwait) {
+		uint64_t t0 = mt_loop_now_ns();
+
+		mt_unwinder_wait_ms(D.u, FINAL_WAIT_MS);
+		pass(false);
+		/* The tables asked for by that pass, in what is left. */
+		if (D.nwait && mt_loop_now_ns() - t0 < FINAL_WAIT_MS * 1000000ULL)
+			mt_unwinder_wait_ms(D.u, FINAL_WAIT_MS -
+					   (unsigned)((mt_loop_now_ns() - t0) / 1000000));
+	}
+	pass(false);
+	/* Nothing is being made (or tracing is over): what is missing now
+	 * never will be. */
+	if (D.nwait && (final || mt_unwinder_idle(D.u)))
+		pass(true);
+}
+
+static int on_copy(void *ctx, void *data, size_t size)
+{
+	struct mt_defer_copy *c;
+	struct mt_dw_mapping m;
+	struct pid_maps *p;
+
+	(void)ctx;
+	if (size < offsetof(struct mt_defer_copy, stack))
+		return 0;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return 0;
+	memcpy(c, data, size < sizeof(*c) ? size : sizeof(*c));
+	if (c->len > size - offsetof(struct mt_defer_copy, stack))
+		c->len = (uint32_t)(size - offsetof(struct mt_defer_copy, stack));
+	/* The process's mappings and files now, while it is there: it may
+	 * live a few milliseconds.  Again when the copy's own mapping is new
+	 * (a dlopen since). */
+	p = maps_of(c->pid);
+	if (p && !find_mapping(p, c->pc, &m))
+		read_maps(c->pid, p);
+	if (p)
+		ask_tables(c, p);
+	if (try_copy(c, false)) {
+		free(c);
+		return 0;
+	}
+	if (D.nwait == D.wait_cap) {
+		size_t ncap = D.wait_cap ? D.wait_cap * 2 : 64;
+		struct mt_defer_copy **nv = realloc(D.wait, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(c);
+			return 0;
+		}
+		D.wait = nv;
+		D.wait_cap = ncap;
+	}
+	D.wait[D.nwait++] = c;
+	return 0;
+}
+
+void mt_deferred_unwind_exit(uint32_t pid)
+{
+	struct pid_maps *p;
+	bool waits = false;
+
+	if (!D.on)
+		return;
+	mt_unwinder_poll(D.u); /* its copies not read yet */
+	for (size_t i = 0; i < D.nwait && !waits; i++)
+		waits = D.wait[i]->pid == pid;
+	if (!waits || !(p = maps_of(pid)))
+		return;
+	read_maps(pid, p);
+	for (size_t i = 0; i < D.nwait; i++)
+		if (D.wait[i]->pid == pid)
+			ask_tables(D.wait[i], p);
+}
+
+int mt_deferred_unwind_init(struct mt_unwinder *u, struct memleak_bpf *skel,
+			    uint32_t mode)
+{
+	int ret;
+
+	mt_deferred_unwind_free();
+	if (!skel->rodata->defer_mode || !u->missing)
+		return 0;
+	ret = ring_buffer__add(u->missing,
+			       bpf_map__fd(skel->maps.unwind_copies), on_copy,
+			       NULL);
+	if (ret)
+		return ret;
+	D.on = true;
+	D.mode = mode;
+	D.u = u;
+	D.modules_fd = bpf_map__fd(skel->maps.unwind_modules);
+	D.stacks_fd = bpf_map__fd(skel->maps.stacks);
+	return 0;
+}
+
+/* Two raw stacks of one process, category and stack. */
+struct triple_find {
+	const struct mt_raw_stack *stacks;
+	const struct mt_raw_stack *key;
+};
+
+static bool same_triple(const void *ctx, uint32_t idx)
+{
+	const struct triple_find *f = ctx;
+	const struct mt_raw_stack *a = &f->stacks[idx], *b = f->key;
+
+	return a->pid == b->pid && a->category == b->category &&
+	       a->stack_id == b->stack_id;
+}
+
+/* Merge the stacks of RAW that are one (process, category, stack). */
+static int merge_same(struct mt_raw_profile *raw)
+{
+	struct mt_itab index = { 0 };
+	size_t k = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < raw->nstacks; i++) {
+		struct mt_raw_stack *rs = &raw->stacks[i];
+		struct triple_find f = { raw->stacks, rs };
+		uint64_t h = mt_raw_key_hash(rs->pid, rs->category,
+					     rs->stack_id);
+		uint32_t idx;
+
+		if (!ret && mt_itab_find(&index, h, same_triple, &f, &idx)) {
+			struct mt_raw_stack *to = &raw->stacks[idx];
+
+			to->alloc_bytes += rs->alloc_bytes;
+			to->alloc_objects += rs->alloc_objects;
+			to->free_bytes += rs->free_bytes;
+			to->free_objects += rs->free_objects;
+			free(rs->ips);
+			continue;
+		}
+		raw->stacks[k] = *rs;
+		if (!ret)
+			ret = mt_itab_add(&index, h, (uint32_t)k);
+		k++;
+	}
+	raw->nstacks = k;
+	mt_itab_free(&index);
+	return ret;
+}
+
+int mt_deferred_unwind_apply(struct mt_raw_profile *raw)
+{
+	bool changed = false;
+
+	if (!D.on)
+		return 0;
+	raw->sum.counters[MT_CNT_STACKS_TRUNCATED] += D.truncated + D.nwait;
+	if (!D.nres)
+		return 0;
+	for (size_t i = 0; i < raw->nstacks; i++) {
+		struct mt_raw_stack *rs = &raw->stacks[i];
+		const struct resolved *r = find_resolved(rs->stack_id);
+		uint64_t *ips;
+
+		if (!r)
+			continue;
+		ips = malloc(r->n * sizeof(*ips));
+		if (!ips)
+			return -ENOMEM;
+		memcpy(ips, r->ips, r->n * sizeof(*ips));
+		free(rs->ips);
+		rs->ips = ips;
+		rs->nips = r->n;
+		rs->stack_id = r->real;
+		changed = true;
+	}
+	for (size_t i = 0; i < raw->nblocks; i++) {
+		const struct resolved *r = find_resolved(raw->blocks[i].stack_id);
+
+		if (r)
+			raw->blocks[i].stack_id = r->real;
+	}
+	return changed ? merge_same(raw) : 0;
+}
+
+void mt_deferred_unwind_depth(uint64_t *whole, uint64_t *mean,
+			      uint64_t *max)
+{
+	*whole = D.whole;
+	*mean = D.whole ? D.used_sum / D.whole : 0;
+	*max = D.used_max;
+}
+
+void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
+			      uint64_t *truncated)
+{
+	*done = D.nres;
+	*waiting = D.nwait;
+	*truncated = D.truncated;
+}
+
+void mt_deferred_unwind_free(void)
+{
+	for (size_t i = 0; i < D.nwait; i++)
+		free(D.wait[i]);
+	free(D.wait);
+	for (size_t i = 0; i < D.nres; i++)
+		free(D.res[i].ips);
+	free(D.res);
+	mt_itab_free(&D.index);
+	for (size_t i = 0; i < D.npids; i++)
+		free(D.pids[i].v);
+	free(D.pids);
+	memset(&D, 0, sizeof(D));
+	D.modules_fd = D.stacks_fd = -1;
+}
