@@ -292,14 +292,13 @@ def fresh_plugins(d, n):
 
 def at_once_case(wrap):
     """dlopen_soon allocating through each fresh library the moment dlopen
-    returns (DLOPEN_SOON_US=0), run as WRAP(argv) says: every first stack
-    whole, through the library to main."""
+    returns, run as WRAP(argv) says: every first stack whole, through the
+    library to main."""
     with tempfile.TemporaryDirectory() as d:
         libs = fresh_plugins(d, SOON_LIBS)
         raw = os.path.join(d, "stacks.raw")
         cmd = wrap([mtlib.prog_path("dlopen_soon")] + libs)
-        env = dict(os.environ, DLOPEN_SOON_US="0")
-        res = mtlib.run_memtrace(["--raw=" + raw, "--text", "-n", "5", "--"] + cmd, env=env)
+        res = mtlib.run_memtrace(["--raw=" + raw, "--text", "-n", "5", "--"] + cmd)
         d_ = "command: %s\nexit status: %s\nstderr:\n%s\nreport:\n%s" % (
             " ".join(res.argv), res.rc, mtlib.tail(res.stderr), mtlib.tail(res.stdout, 30))
         check_eq(res.rc, 0, "exit status", d_)
