@@ -861,6 +861,7 @@ int BPF_KRETPROBE(uprobe_return)
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* 2.6 MB preallocated */
 	__uint(max_entries, MT_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, __u8);
