@@ -25,10 +25,12 @@
 /* dl_hold's value for a process held at every later call of the hook (its
  * dlopens), once its exec's stops are done; 1 and 2 count those stops. */
 #define MT_HOLD_DLOPEN 3
-/* Unwind table rows (8 bytes each): libc has some 25k, python3 61k.  A
- * ceiling: rows and page indices are kept in chunks made as the tables
- * loaded need them (src/loader/map_chunks.c). */
-#define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 21)
+/* Unwind table rows (8 bytes each): libc has some 25k, python3 61k,
+ * clang-14 with its libraries (libLLVM, libclang-cpp, libz3, ...) some
+ * 3.2M.  A ceiling (128 MiB): rows and page indices are kept in chunks
+ * made as the tables loaded need them (src/loader/map_chunks.c), so only
+ * what is loaded costs kernel memory. */
+#define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 24)
 #define MT_UW_ROWS_CHUNK_SHIFT 15   /* 32,768 rows (256 KiB) a chunk */
 #define MT_UW_PAGES_CHUNK_SHIFT 12  /* 4,096 page indices (32 KiB) a chunk */
 
