@@ -280,6 +280,7 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 		if (p != MT_STACK_NONE)
 			return p;
 		count(MT_CNT_STACKS_TRUNCATED, 1);
+		count(MT_CNT_TRUNC + MT_TRUNC_COPY_LOST, 1);
 	}
 	return h == MT_STACK_NONE ? 1 : h;
 }

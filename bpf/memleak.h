@@ -137,8 +137,31 @@ enum mt_counter {
 	 * stack is kept cut short, and counted truncated). */
 	MT_CNT_DEFER_COPIES,
 	MT_CNT_DEFER_LOST,
+	/* MT_CNT_STACKS_TRUNCATED by reason: MT_CNT_TRUNC + enum
+	 * mt_trunc_reason (every truncated stack counts in one). */
+	MT_CNT_TRUNC,
+	MT_CNT_TRUNC_LAST = MT_CNT_TRUNC + 6, /* MT_TRUNC__COUNT - 1 */
 	MT_CNT__COUNT
 };
+
+/* Why a stack was cut short (the counters MT_CNT_TRUNC + reason). */
+enum mt_trunc_reason {
+	MT_TRUNC_NO_TABLE = 0, /* its file's unwind table was not loaded yet */
+	MT_TRUNC_NO_CFI,       /* code with no CFI and no usable frame
+				* pointer (JIT code; --unwind cfi: any) */
+	MT_TRUNC_BAD_STACK,    /* the stack does not unwind: a CFA or return
+				* address that cannot be (corrupt, or a stack
+				* switched by a coroutine library) */
+	MT_TRUNC_DEPTH,        /* MT_MAX_STACK_DEPTH frames */
+	MT_TRUNC_CFI_RULE,     /* a CFI rule the unwinder cannot follow */
+	MT_TRUNC_VMA_BUSY,     /* the kernel could not look up a mapping then
+				* (its lock was taken: a thread mapping) */
+	MT_TRUNC_COPY_LOST,    /* a stack's copy lost to a full ring buffer
+				* (deferred unwinding) */
+	MT_TRUNC__COUNT
+};
+_Static_assert(MT_CNT_TRUNC_LAST == MT_CNT_TRUNC + MT_TRUNC__COUNT - 1,
+	       "a counter for every reason");
 
 /* Key of the outstanding allocations. */
 struct mt_alloc_key {

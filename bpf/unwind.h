@@ -19,7 +19,8 @@
  * Every frame stored lies in an executable mapping of the process: a pc
  * outside one ends the walk and is not stored.  A walk that ends anywhere
  * but at the outermost frame (a row whose return address is undefined,
- * or a return address of 0) counts as truncated (MT_CNT_STACKS_TRUNCATED).
+ * or a return address of 0) counts as truncated (MT_CNT_STACKS_TRUNCATED),
+ * and under its reason (enum mt_trunc_reason: MT_CNT_TRUNC + reason).
  * A mapped file without a table yet is announced once on the
  * unwind_missing ring buffer, for the loader to make one.
  *
@@ -35,6 +36,9 @@
 #define MEMTRACE_BPF_UNWIND_H
 
 #define MT_VM_EXEC 0x4UL
+#ifndef EBUSY
+#define EBUSY 16  /* bpf_find_vma(): mmap_lock taken */
+#endif
 
 /* --unwind (enum mt_unwind_mode), set by the loader before load. */
 const volatile __u32 unwind_mode = MT_UNWIND_FP;
@@ -180,7 +184,7 @@ struct mt_unwind_state {
 	__u32 n;          /* frames stored */
 	__u32 status;     /* UW_* */
 	__u32 steps;      /* frames stepped past (stored or skipped) */
-	__u32 pad;
+	__u32 reason;     /* UW_TRUNCATED: why (enum mt_trunc_reason) */
 	/* The mapping pc was last found in: [vm_start, vm_end), whose file
 	 * offset is the address + vm_delta, and its file's table. */
 	__u64 vm_start, vm_end, vm_delta;
@@ -314,8 +318,8 @@ static __always_inline struct uw_vmas *vmas_of(__u32 pid, __u64 mm)
 
 /* The mapping of PC: from the process's cache C (NULL: none), else from
  * the kernel (and cached).  Only executable mappings are cached.  Returns
- * 0, or -1 when PC is in no executable mapping or the kernel could not
- * say. */
+ * 0, -1 when PC is in no executable mapping, or -2 when the kernel could
+ * not say (the process's mmap_lock was taken). */
 static __always_inline int find_mapping(struct uw_vmas *c, __u64 pc,
 					struct uw_vma *out)
 {
@@ -333,7 +337,9 @@ static __always_inline int find_mapping(struct uw_vmas *c, __u64 pc,
 		}
 	}
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_info_cb, &vi,
-			 0) || !vi.exec || !vi.end)
+			 0) == -EBUSY)
+		return -2;
+	if (!vi.exec || !vi.end)
 		return -1;
 	out->start = vi.start;
 	out->end = vi.end;
@@ -413,13 +419,17 @@ static __always_inline int locate(struct mt_unwind_state *u,
 {
 	struct uw_vma vi;
 	struct mt_unwind_module *m;
+	int found = find_mapping(c, u->pc, &vi);
 
-	if (find_mapping(c, u->pc, &vi))
+	if (found) {
+		u->reason = found == -2 ? MT_TRUNC_VMA_BUSY : MT_TRUNC_BAD_STACK;
 		return -1;
+	}
 	u->vm_start = vi.start;
 	u->vm_end = vi.end;
 	u->vm_delta = vi.delta;
 	u->has_rows = 0;
+	u->reason = MT_TRUNC_NO_CFI;
 	if (unwind_mode == MT_UNWIND_FP || (!vi.file.dev && !vi.file.ino))
 		return unwind_mode == MT_UNWIND_CFI ? 1 : 0;
 	*defer_file = vi.file;
@@ -428,6 +438,7 @@ static __always_inline int locate(struct mt_unwind_state *u,
 	m = bpf_map_lookup_elem(&unwind_modules, &vi.file);
 	if (!m) {
 		tell_missing(u, &vi);
+		u->reason = MT_TRUNC_NO_TABLE;
 		return defer_mode && defer_window(&vi.file) ? 2 : 1;
 	}
 	u->mod = *m;
@@ -565,18 +576,17 @@ static long unwind_step(__u64 i, void *ctx)
 	 * real code even when its mapping cannot be looked up now. */
 	if (where < 0 && u->steps == 0)
 		where = 1;
-	if (where < 0 || n >= MT_MAX_STACK_DEPTH) {
-		u->status = UW_TRUNCATED;
-		return 1;
-	}
+	if (where < 0)
+		return UW_CUT(u, u->reason);
+	if (n >= MT_MAX_STACK_DEPTH)
+		return UW_CUT(u, MT_TRUNC_DEPTH);
 	if (where > 0 || !u->has_rows) {
 		sc->st.ips[n] = u->pc;
 		u->n = n + 1;
 		u->steps++;
 		if (where == 0)
 			return uw_fp_step(u, sc);
-		u->status = UW_TRUNCATED;
-		return 1;
+		return UW_CUT(u, u->reason);
 	}
 	/* A return address is past its call: look up the call itself. */
 	row = cached_row(sc, &u->mod,
@@ -607,6 +617,7 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	u->n = 0;
 	u->steps = 0;
 	u->status = UW_RUN;
+	u->reason = MT_TRUNC_DEPTH; /* the loop's bound, if nothing else */
 	u->vm_start = u->vm_end = 0;
 	sc->win_len = 0;
 	u->pid = bpf_get_current_pid_tgid() >> 32;
@@ -616,8 +627,11 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	bpf_loop(MT_MAX_STACK_DEPTH + 1, unwind_step, &w, 0);
 	if (u->status == UW_DEFER)
 		return (int)u->n + 1; /* the frame with no table too */
-	if (u->status != UW_DONE)
+	if (u->status != UW_DONE) {
 		count(MT_CNT_STACKS_TRUNCATED, 1);
+		count(MT_CNT_TRUNC + (u->reason < MT_TRUNC__COUNT ?
+				      u->reason : MT_TRUNC_BAD_STACK), 1);
+	}
 	return (int)u->n;
 }
 

@@ -7,7 +7,8 @@
  * means the same and the same checks end a walk on either side.
  *
  * The includer defines, before including:
- *   UW_STATE_T           a struct with __u64 pc, sp, bp and __u32 status
+ *   UW_STATE_T           a struct with __u64 pc, sp, bp and __u32 status,
+ *                        reason (why a walk was cut short)
  *   UW_MODE              the unwind mode (enum mt_unwind_mode)
  *   uw_read_word(ctx, addr, &out)  0, or -1 when ADDR cannot be read
  *   uw_row(i), uw_page(i)           row I and page index I of the loaded
@@ -18,6 +19,9 @@
  */
 #ifndef MEMTRACE_BPF_UNWIND_STEP_H
 #define MEMTRACE_BPF_UNWIND_STEP_H
+
+/* The walk of U ends, cut short for WHY (enum mt_trunc_reason); 1. */
+#define UW_CUT(u, why) ((u)->status = UW_TRUNCATED, (u)->reason = (why), 1)
 
 /* The row of the module's table that covers file offset OFF; a zero row
  * (MT_UW_NONE) where none does. */
@@ -71,10 +75,8 @@ static __always_inline long uw_fp_step(UW_STATE_T *u, void *ctx)
 		return 1;
 	}
 	if ((u->bp & 7) || u->bp < u->sp || uw_read_word(ctx, u->bp, &bp) ||
-	    uw_read_word(ctx, u->bp + 8, &ra)) {
-		u->status = UW_TRUNCATED;
-		return 1;
-	}
+	    uw_read_word(ctx, u->bp + 8, &ra))
+		return UW_CUT(u, MT_TRUNC_NO_CFI); /* no frame pointer */
 	u->sp = u->bp + 16;
 	u->bp = bp;
 	u->pc = ra;
@@ -104,22 +106,16 @@ static __always_inline long uw_cfi_step(UW_STATE_T *u, void *ctx,
 	case MT_UW_NONE:
 		if (UW_MODE == MT_UNWIND_AUTO)
 			return uw_fp_step(u, ctx);
-		u->status = UW_TRUNCATED;
-		return 1;
+		return UW_CUT(u, MT_TRUNC_NO_CFI);
 	default:
-		u->status = UW_TRUNCATED;
-		return 1;
+		return UW_CUT(u, MT_TRUNC_CFI_RULE);
 	}
 	/* The caller's frame lies above this one. */
-	if (cfa <= u->sp || uw_read_word(ctx, cfa - 8, &ra)) {
-		u->status = UW_TRUNCATED;
-		return 1;
-	}
+	if (cfa <= u->sp || uw_read_word(ctx, cfa - 8, &ra))
+		return UW_CUT(u, MT_TRUNC_BAD_STACK);
 	if (r.rbp_off8 && (r.kind & MT_UW_KIND_MASK) != MT_UW_PLT) {
-		if (uw_read_word(ctx, cfa + 8 * (__s64)r.rbp_off8, &bp)) {
-			u->status = UW_TRUNCATED;
-			return 1;
-		}
+		if (uw_read_word(ctx, cfa + 8 * (__s64)r.rbp_off8, &bp))
+			return UW_CUT(u, MT_TRUNC_BAD_STACK);
 		u->bp = bp;
 	} else if (r.kind & MT_UW_RBP_LOST) {
 		u->bp = 0;

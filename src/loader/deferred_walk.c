@@ -13,6 +13,7 @@
 struct dw_state {
 	__u64 pc, sp, bp;
 	__u32 status;
+	__u32 reason;   /* UW_TRUNCATED: why (enum mt_trunc_reason) */
 };
 
 enum { UW_RUN = 0, UW_DONE, UW_TRUNCATED };
@@ -114,7 +115,7 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 			     const struct mt_dw_env *env, uint64_t *ips,
 			     uint32_t *n_out, uint64_t *used)
 {
-	struct dw_state u = { c->pc, c->sp, c->bp, UW_RUN };
+	struct dw_state u = { c->pc, c->sp, c->bp, UW_RUN, 0 };
 	struct dw_where w = { { 0, 0, 0, { 0, 0 } }, { 0 }, 0 };
 	__u32 n = c->n < MT_MAX_STACK_DEPTH ? c->n : MT_MAX_STACK_DEPTH;
 	__u32 steps = c->steps;

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "trunc_reason.h"
 
 /* A label value: backslash, double quote and newline escaped. */
 static void put_label(FILE *out, const char *s, size_t max)
@@ -116,9 +117,11 @@ int mt_http_write_metrics(FILE *out, const struct mt_http_metrics *m)
 	total(out, "memtrace_untracked_frees_total",
 	      "Frees of blocks allocated before tracing began.",
 	      c[MT_CNT_UNTRACKED_FREES]);
-	total(out, "memtrace_truncated_stacks_total",
-	      "Stacks kept but cut short where the unwinder could not go on.",
-	      c[MT_CNT_STACKS_TRUNCATED]);
+	head(out, "memtrace_truncated_stacks_total", "counter",
+	     "Stacks kept but cut short where the unwinder could not go on, by reason.");
+	for (int r = 0; r < MT_TRUNC__COUNT; r++)
+		fprintf(out, "memtrace_truncated_stacks_total{reason=\"%s\"} %" PRIu64 "\n",
+			mt_trunc_reason_label(r), c[MT_CNT_TRUNC + r]);
 	total(out, "memtrace_snapshot_skew_total",
 	      "Events a snapshot could not account for (its journal was full).",
 	      c[MT_CNT_SNAPSHOT_SKEW]);

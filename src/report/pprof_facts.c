@@ -35,6 +35,14 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_TIMELINE_FULL] = "timeline table full",
 	[MT_CNT_DEFER_COPIES] = "deferred stack copies",
 	[MT_CNT_DEFER_LOST] = "deferred stack copies lost",
+	/* By reason (trunc_reason.h: the header's words). */
+	[MT_CNT_TRUNC + MT_TRUNC_NO_TABLE] = "truncated stacks no table",
+	[MT_CNT_TRUNC + MT_TRUNC_NO_CFI] = "truncated stacks no CFI",
+	[MT_CNT_TRUNC + MT_TRUNC_BAD_STACK] = "truncated stacks bad stack",
+	[MT_CNT_TRUNC + MT_TRUNC_DEPTH] = "truncated stacks depth",
+	[MT_CNT_TRUNC + MT_TRUNC_CFI_RULE] = "truncated stacks CFI rule",
+	[MT_CNT_TRUNC + MT_TRUNC_VMA_BUSY] = "truncated stacks mapping busy",
+	[MT_CNT_TRUNC + MT_TRUNC_COPY_LOST] = "truncated stacks copy lost",
 };
 
 /* Counters a profile of an older memtrace may lack, read then as 0. */
@@ -42,7 +50,8 @@ static bool optional(int i)
 {
 	return i == MT_CNT_SAMPLES || i == MT_CNT_SNAPSHOT_SKEW ||
 	       i == MT_CNT_TIMELINE_FULL || i == MT_CNT_DEFER_COPIES ||
-	       i == MT_CNT_DEFER_LOST;
+	       i == MT_CNT_DEFER_LOST ||
+	       (i >= MT_CNT_TRUNC && i <= MT_CNT_TRUNC_LAST);
 }
 
 /* Facts before the counters: the mark, target, allocator, mmap, delta; after

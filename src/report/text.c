@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include "text_priv.h"
 #include "timeline_text.h"
+#include "trunc_reason.h"
 
 #ifndef MEMTRACE_VERSION
 #error "MEMTRACE_VERSION must be defined by the build (see Makefile)"
@@ -103,9 +104,22 @@ void mt_write_header(FILE *out, const struct mt_summary *s,
 		drops, c[MT_CNT_DROP_ALLOCS_FULL], c[MT_CNT_DROP_STACKS_FULL],
 		c[MT_CNT_DROP_STACK_ERRORS], c[MT_CNT_DROP_STATS_FULL],
 		c[MT_CNT_DROP_THREADS_FULL], c[MT_CNT_DROP_READ_ERRORS]);
-	/* Kept, but cut short where the walk met a frame it could not follow. */
-	fprintf(out, "truncated stacks: %" PRIu64 "\n",
-		c[MT_CNT_STACKS_TRUNCATED]);
+	/* Kept, but cut short where the walk met a frame it could not
+	 * follow: how many, then how many for each reason met. */
+	fprintf(out, "truncated stacks: %" PRIu64, c[MT_CNT_STACKS_TRUNCATED]);
+	for (int r = 0, first = 1; r < MT_TRUNC__COUNT; r++) {
+		if (!c[MT_CNT_TRUNC + r])
+			continue;
+		fprintf(out, "%s%s %" PRIu64, first ? " (" : ", ",
+			mt_trunc_reason_name(r), c[MT_CNT_TRUNC + r]);
+		first = 0;
+	}
+	for (int r = 0; r < MT_TRUNC__COUNT; r++)
+		if (c[MT_CNT_TRUNC + r]) {
+			fputc(')', out);
+			break;
+		}
+	fputc('\n', out);
 	/* A report taken while tracing, whose journal overflowed. */
 	if (c[MT_CNT_SNAPSHOT_SKEW])
 		fprintf(out, "snapshot skew: %" PRIu64 " events not placed at the report's instant (journal full)\n",

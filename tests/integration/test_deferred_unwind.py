@@ -56,7 +56,7 @@ def deferred_of(res, details):
 
 
 def truncated_of(text):
-    m = re.search(r"^truncated stacks: (\d+)$", text, re.M)
+    m = re.search(r"^truncated stacks: (\d+)(?: \(.*\))?$", text, re.M)
     return int(m.group(1)) if m else 0
 
 

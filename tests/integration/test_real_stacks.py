@@ -227,7 +227,7 @@ def memtrace_stacks(argv, workdir, env, stdin_path, details):
         details, " ".join(mt), res.rc, mtlib.tail(res.stderr), mtlib.tail(text, 30))
     check_eq(res.rc, 0, "memtrace's exit status", d)
     rep = mtlib.parse_report(text)
-    m = re.search(r"^truncated stacks: (\d+)$", text, re.M)
+    m = re.search(r"^truncated stacks: (\d+)(?: \(.*\))?$", text, re.M)
     check(m, "no 'truncated stacks:' line", d)
     with open(raw, encoding="utf-8") as f:
         stacks = [s for s in parse_raw(f.read(), d) if s.pid == rep.target_pid]

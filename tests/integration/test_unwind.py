@@ -39,7 +39,7 @@ def traced(prog, args=(), extra=()):
 
 
 def truncated_of(text):
-    m = re.search(r"^truncated stacks: (\d+)$", text, re.M)
+    m = re.search(r"^truncated stacks: (\d+)(?: \(.*\))?$", text, re.M)
     return int(m.group(1)) if m else None
 
 

@@ -27,7 +27,7 @@ PROGS_NOFP := -O2 -g -fomit-frame-pointer $(PROGS_WARN)
 PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7 holder served family many \
 	      sizes grower phases rss_of jit exec_later urg top_grow
 PROGS_ALL  := $(PROGS_C_O0) threads thread_waves sampled shapes inline nolibc \
-	      nofp libnofp_plugin.so nofp_cxx stack_edge dlopen_soon
+	      nofp libnofp_plugin.so nofp_cxx stack_edge dlopen_soon cut_stacks
 
 .PHONY: tests-progs
 tests-progs: $(addprefix $(PROGS_DIR)/,$(PROGS_ALL))
@@ -60,6 +60,9 @@ $(PROGS_DIR)/nofp_cxx: $(PROGS_SRC)/nofp_cxx.cpp tests/progs/progs.mk | $(PROGS_
 	$(PROGS_CXX) $(PROGS_NOFP) -o $@ $<
 
 $(PROGS_DIR)/stack_edge: $(PROGS_SRC)/stack_edge.c tests/progs/progs.mk | $(PROGS_DIR)
+	$(PROGS_CC) $(PROGS_NOFP) -o $@ $<
+
+$(PROGS_DIR)/cut_stacks: $(PROGS_SRC)/cut_stacks.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_NOFP) -o $@ $<
 
 # No libc at all: nothing for memtrace to probe.

@@ -179,7 +179,9 @@ static void test_metrics(void **state)
 	(void)state;
 	m.counters[MT_CNT_EVENTS] = 135;
 	m.counters[MT_CNT_DROP_STACKS_FULL] = 3;
-	m.counters[MT_CNT_STACKS_TRUNCATED] = 2;
+	m.counters[MT_CNT_STACKS_TRUNCATED] = 3;
+	m.counters[MT_CNT_TRUNC + MT_TRUNC_NO_TABLE] = 2;
+	m.counters[MT_CNT_TRUNC + MT_TRUNC_BAD_STACK] = 1;
 	assert_non_null(f);
 	assert_int_equal(mt_http_write_metrics(f, &m), 0);
 	fclose(f);
@@ -195,7 +197,12 @@ static void test_metrics(void **state)
 	assert_int_equal(sample(text, "memtrace_allocator_calls_total"), 135);
 	assert_int_equal(sample(text, "memtrace_drops_total{reason=\"stacks_map_full\"}"), 3);
 	assert_int_equal(sample(text, "memtrace_drops_total{reason=\"allocs_map_full\"}"), 0);
-	assert_int_equal(sample(text, "memtrace_truncated_stacks_total"), 2);
+	/* One metric, a series by reason (0 for those not met). */
+	assert_int_equal(sample(text, "memtrace_truncated_stacks_total{reason=\"no_table\"}"), 2);
+	assert_int_equal(sample(text, "memtrace_truncated_stacks_total{reason=\"bad_stack\"}"), 1);
+	assert_int_equal(sample(text, "memtrace_truncated_stacks_total{reason=\"depth\"}"), 0);
+	assert_int_equal(sample(text, "memtrace_truncated_stacks_total{reason=\"copy_lost\"}"), 0);
+	assert_int_equal(sample(text, "memtrace_truncated_stacks_total"), -1);
 	assert_int_equal(sample(text, "memtrace_processes"), 1);
 	assert_non_null(strstr(text, "# TYPE memtrace_heap_allocated_bytes_total counter\n"));
 	assert_non_null(strstr(text, "# TYPE memtrace_heap_inuse_bytes gauge\n"));

@@ -291,6 +291,16 @@ static void test_header(void **state)
 	assert_string_equal(r->lines[5],
 			    "allocated: 5120 bytes in 12 objects (5120B)");
 
+	/* The truncated stacks by reason, those met only, in enum order. */
+	c[MT_CNT_TRUNC + MT_TRUNC_NO_TABLE] = 5;
+	c[MT_CNT_TRUNC + MT_TRUNC_DEPTH] = 2;
+	c[MT_CNT_TRUNC + MT_TRUNC_COPY_LOST] = 1;
+	render(r, p, OPTS(.metric = MT_INUSE_SPACE, .top_n = 20));
+	assert_string_equal(r->lines[11],
+			    "truncated stacks: 8 (no table 5, depth 2, copy lost 1)");
+	for (int i = MT_CNT_TRUNC; i <= MT_CNT_TRUNC_LAST; i++)
+		c[i] = 0;
+
 	/* Sampled (-s): the rate and the samples, and no untracked frees
 	 * (most frees are of unsampled blocks); a saved profile may not
 	 * know how many samples it had. */
