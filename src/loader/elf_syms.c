@@ -121,33 +121,6 @@ int mt_elf_func_offset(const char *path, const char *name, uint64_t *offset)
 	return found ? 0 : -ENOENT;
 }
 
-int mt_elf_is_dynamic(const char *path, bool *dynamic)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n;
-	Elf *elf;
-
-	if (fd < 0)
-		return -errno;
-	elf = open_elf(fd);
-	if (!elf || elf_getphdrnum(elf, &n) != 0) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -ENOEXEC;
-	}
-	*dynamic = false;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-			*dynamic = true;
-	}
-	elf_end(elf);
-	close(fd);
-	return 0;
-}
-
 int mt_elf_load_bias(int fd, uint64_t start, uint64_t offset, uint64_t *bias)
 {
 	Elf *elf = open_elf(fd);

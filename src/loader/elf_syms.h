@@ -21,9 +21,6 @@ int mt_elf_func_offset(const char *path, const char *name, uint64_t *offset);
 int mt_elf_func_offsets(const char *path, const char *const *names, size_t n,
 			uint64_t *offs, bool *found);
 
-/* True when the ELF file at PATH has a PT_INTERP (is dynamically linked). */
-int mt_elf_is_dynamic(const char *path, bool *dynamic);
-
 /*
  * Load bias of a mapping: the file at PATH is mapped at START from file
  * offset OFFSET; *bias = START - (ELF virtual address of OFFSET).

@@ -113,12 +113,6 @@ static int render(const struct mt_options *o, struct mt_raw_profile *raw,
 	return ret ? 1 : 0;
 }
 
-int mt_reports_render(const struct mt_options *o, struct mt_raw_profile *raw,
-		      const struct mt_render_opts *ropts)
-{
-	return render(o, raw, ropts, NULL, o->outputs, o->noutputs);
-}
-
 /* Does any output go to standard output? */
 static bool to_stdout(const struct mt_options *o)
 {

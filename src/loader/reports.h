@@ -51,12 +51,6 @@ void mt_reports_now(struct mt_reports *r);
 int mt_reports_final(struct mt_reports *r, struct mt_raw_profile *raw,
 		     const struct mt_render_opts *ropts);
 
-/*
- * The same for a profile that is not a trace's (no numbering, no delta).
- */
-int mt_reports_render(const struct mt_options *o, struct mt_raw_profile *raw,
-		      const struct mt_render_opts *ropts);
-
 void mt_reports_free(struct mt_reports *r);
 
 /*
