@@ -21,12 +21,18 @@ VERSION := 0.1.0
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer
+# The loader is a folder of parts (src/loader/cli/, serve/, tracer/, ...:
+# doc/design.md); each folder is on the include path, so an #include names
+# a header alone.  A source left at src/loader/ or src/report/ builds too.
+LOADER_DIRS := src/loader $(patsubst %/,%,$(sort $(dir $(wildcard src/loader/*/*.[ch]))))
+REPORT_DIRS := src/report $(patsubst %/,%,$(sort $(dir $(wildcard src/report/*/*.[ch]))))
+
 CPPFLAGS += -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" \
-            -Ibpf -Isrc -Isrc/loader -Isrc/report -I$(BUILD) -I$(BUILD)/proto
+            -Ibpf -Isrc $(LOADER_DIRS:%=-I%) $(REPORT_DIRS:%=-I%) -I$(BUILD) -I$(BUILD)/proto
 LDLIBS   += -lbpf -ldw -lelf -lz -lcap -lprotobuf-c -lmicrohttpd -lpthread -lstdc++ -lm
 
-LOADER_SRCS := $(sort $(wildcard src/loader/*.c))
-REPORT_SRCS := $(sort $(wildcard src/report/*.c))
+LOADER_SRCS := $(sort $(wildcard $(LOADER_DIRS:%=%/*.c)))
+REPORT_SRCS := $(sort $(wildcard $(REPORT_DIRS:%=%/*.c)))
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(BUILD)/%.o)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
 

@@ -804,7 +804,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
  * -- CMD follows its children (the default; not with --no-follow):
  * "followed" holds CMD and every process forked by one in it
  * (follow_fork, at the end), which the loader then gives probes of its
- * own, links that carry its pid (src/loader/family.c).  The kernel runs
+ * own, links that carry its pid (src/loader/follow/per_pid_probes.c).  The kernel runs
  * the programs of such a link for that process alone, so the entry
  * programs need not look the process up (a hash lookup on every call): a
  * process not followed has no probe of memtrace's to hit.

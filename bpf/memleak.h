@@ -24,7 +24,7 @@
 #define MT_DL_HOLD_SIGNAL 23 /* SIGURG */
 /* Unwind table rows (8 bytes each): libc has some 25k, python3 61k.  A
  * ceiling: rows and page indices are kept in chunks made as the tables
- * loaded need them (src/loader/map_chunks.c). */
+ * loaded need them (src/loader/bpf/map_chunks.c). */
 #define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 21)
 #define MT_UW_ROWS_CHUNK_SHIFT 15   /* 32,768 rows (256 KiB) a chunk */
 #define MT_UW_PAGES_CHUNK_SHIFT 12  /* 4,096 page indices (32 KiB) a chunk */
@@ -285,7 +285,7 @@ enum mt_trace_state {
 /*
  * Unwind tables (bpf/unwind.h walks the user stack with them).  The call
  * frame information of every executable file a target maps is compiled
- * by the loader (src/loader/unwind_table.c) into rows sorted by file
+ * by the loader (src/loader/unwind/unwind_table.c) into rows sorted by file
  * offset: row i says how to find the caller's frame for the code from
  * its pc to the next row's.  One table serves every process that maps
  * the file: it is found by the file's identity (struct mt_file_key).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* file_addrs.c: frames of a file's addresses (see file_addrs.h). */
 #include "file_addrs.h"
-#include "grow.h"
+#include "array_grow.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "frame.h"
-#include "grow.h"
+#include "array_grow.h"
 #include "local_elf.h"
 #include "maps_text.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "grow.h"
+#include "array_grow.h"
 #include "itab.h"
 #include "local_elf.h"
 

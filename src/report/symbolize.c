@@ -12,7 +12,7 @@
  * (perf_map.h), read again for each report if it changed.
  */
 #include "symbolize.h"
-#include "grow.h"
+#include "array_grow.h"
 
 #include <errno.h>
 #include <stdlib.h>

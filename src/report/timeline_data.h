@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * timeline_data.h: every point of a run's timeline, per process, as the
- * loader samples them (src/loader/timeline.c), for the report's peak
+ * loader samples them (src/loader/tracer/timeline.c), for the report's peak
  * line, sparklines and SVG.
  *
  * Memory is bounded: a process keeps at most MT_TL_MAX_POINTS points.

@@ -1,4 +1,4 @@
-# cmocka tests of the command line (src/loader/options.c), with what it
+# cmocka tests of the command line (src/loader/options/options.c), with what it
 # checks values against: listen addresses and CIDR blocks (net_addr.c,
 # decimal.c).
 #
