@@ -19,11 +19,6 @@ static const char *const option_names[MT_VIEW__COUNT] = {
 	[MT_VIEW_TAGIGNORE] = "--tagignore",
 };
 
-const char *mt_view_option(enum mt_view_kind kind)
-{
-	return option_names[kind];
-}
-
 bool mt_view_any(const struct mt_view_spec *s)
 {
 	for (int k = 0; k < MT_VIEW__COUNT; k++)

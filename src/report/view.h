@@ -41,9 +41,6 @@ struct mt_view_spec {
 	const char *expr[MT_VIEW__COUNT];
 };
 
-/* The option's name of KIND, e.g. "--show-from". */
-const char *mt_view_option(enum mt_view_kind kind);
-
 /* Is any view asked for? */
 bool mt_view_any(const struct mt_view_spec *s);
 
