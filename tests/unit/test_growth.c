@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_growth.c: report --growth (src/report/growth_series.c) on pprof profiles
+ * test_growth.c: report --growth (src/report/compare/growth_series.c) on pprof profiles
  * written here: round k of a made-up program holds grow (k x 100 bytes),
  * flat (50 bytes), shrink ((4 - k) x 10 bytes) and, in round 3 only, jump
  * (500 bytes).  From round 1 to round 3 grew: jump (500), grow (200).

@@ -74,13 +74,26 @@ $(BUILD)/unit-objs-asan/%.o: tests/unit/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(UNIT_CXXFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
 
-$(UNIT_OBJS): $(BUILD)/unit-objs/%.o: src/report/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+# A report source is compiled by its file name alone (unit-objs/NAME.o),
+# whichever folder of src/report holds NAME.c: one rule per folder, make
+# takes the one whose source exists.
+define UNIT_REPORT_RULES
+$$(BUILD)/unit-objs/%.o: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(UNIT_CFLAGS) -MMD -MP -c $$< -o $$@
 
-$(UNIT_OBJS_ASAN): $(BUILD)/unit-objs-asan/%.o: src/report/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+$$(BUILD)/unit-objs-asan/%.o: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(UNIT_CFLAGS) $$(UNIT_SANITIZE) -MMD -MP -c $$< -o $$@
+endef
+$(foreach d,$(REPORT_DIRS),$(eval $(call UNIT_REPORT_RULES,$(d))))
+
+# A dependency file (.d) of a build made before the sources moved into
+# folders names them where they were (src/loader/NAME.c): nothing to make
+# there, and the object is compiled again from where its source is now.
+UNIT_MOVED_FROM := $(foreach t,loader report,$(filter-out $(wildcard src/$(t)/*.c), \
+                     $(addprefix src/$(t)/,$(notdir $(wildcard src/$(t)/*/*.c)))))
+$(UNIT_MOVED_FROM): ;
 
 $(UNIT_LIB): $(UNIT_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -161,7 +174,7 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # --http's Host, Origin and token checks (src/loader/serve/http_guard.c).
 -include tests/unit/http_guard.mk
 
-# pprof's views (src/report/view.c), which growth_series.c uses too.
+# pprof's views (src/report/model/view.c), which growth_series.c uses too.
 -include tests/unit/view.mk
 
 # --delta's alloc values since the previous report (src/loader/outputs/delta.c).
