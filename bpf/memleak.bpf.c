@@ -25,6 +25,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "memleak.h"
 #include "sampling.h"
@@ -140,13 +141,8 @@ struct {
 	__type(value, struct mt_stack);
 } stacks SEC(".maps");
 
-/* Per-thread state, freed by the kernel when the thread exits. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct mt_inflight);
-} inflight SEC(".maps");
+/* Per-thread state: "threads", or task storage (thread_slots.h). */
+#include "thread_slots.h"
 
 /*
  * The per-process hash maps (comms, followed, execs, proc_slots,
@@ -214,9 +210,7 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 /* The current thread's state, created on first use; NULL if unavailable. */
 static __always_inline struct mt_inflight *thread_state(void)
 {
-	struct mt_inflight *f = bpf_task_storage_get(
-		&inflight, bpf_get_current_task_btf(), 0,
-		BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct mt_inflight *f = thread_find(true);
 
 	if (!f)
 		count(MT_CNT_DROP_THREADS_FULL, 1);
@@ -720,7 +714,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 
 	if (bench_part == MT_PART_TRAPS)
 		return 0;
-	f = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	f = thread_find(false);
 	if (!f || f->depth == 0)
 		return 0;
 	if (--f->depth > 0 || trace_state != MT_TRACE_RECORDING)
@@ -863,6 +857,34 @@ struct {
 } dl_hold SEC(".maps");
 
 /*
+ * The threads a hold's signal was sent to, until the loader takes it: a
+ * MT_DL_HOLD_SIGNAL of anyone else's (a socket's urgent data) is the
+ * program's, and delivered.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u8);
+} hold_sent SEC(".maps");
+
+/*
+ * Whether this thread can be held now: its tracer (memtrace: only the
+ * processes of -- CMD are in dl_hold) takes the signal at its delivery,
+ * which is at once only when the thread is traced (a thread a process
+ * made itself is not) and does not block the signal.  Otherwise it would
+ * reach the program.
+ */
+static __always_inline bool holdable(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return (BPF_CORE_READ(t, ptrace) & 1) &&  /* PT_PTRACED */
+	       !(BPF_CORE_READ(t, blocked.sig[0]) & (1ULL << (MT_DL_HOLD_SIGNAL - 1)));
+}
+
+/*
  * ld.so's hook for debuggers (MT_CALL_DL_STATE), hit around the mapping of
  * a dlopen's objects, and twice as it loads a program: the unwinder asks
  * for their tables now.  A program of its own, so that uprobe_entry's runs
@@ -871,9 +893,12 @@ struct {
 SEC("uprobe")
 int BPF_KPROBE(dl_mapped)
 {
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id;
+	__u8 one = 1;
 
-	if (bpf_map_lookup_elem(&dl_hold, &pid))
+	if (bpf_map_lookup_elem(&dl_hold, &pid) && holdable() &&
+	    !bpf_map_update_elem(&hold_sent, &tid, &one, BPF_ANY))
 		bpf_send_signal_thread(MT_DL_HOLD_SIGNAL);
 	if (bench_part != MT_PART_TRAPS && trace_state != MT_TRACE_STOPPED)
 		unwind_tell_mapped(pid);
@@ -936,6 +961,14 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 	return 0;
 }
 
+/* A thread exits: its slot of "threads" is free for another. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit)
+{
+	thread_release();
+	return 0;
+}
+
 /*
  * A process forked (fork, vfork, or clone of a process, not of a thread)
  * by a followed one is followed too, from its first instruction.
@@ -945,10 +978,44 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	struct mt_follow f = { .parent = ptgid };
+	__u8 *h;
 
 	if (!follow_only || ptgid == ctgid ||
 	    !bpf_map_lookup_elem(&followed, &ptgid))
 		return 0;
 	bpf_map_update_elem(&followed, &ctgid, &f, BPF_ANY);
+	/* Held at its dlopens like its parent (not at an exec's stops: the
+	 * parent's image is loaded). */
+	h = bpf_map_lookup_elem(&dl_hold, &ptgid);
+	if (h && *h == MT_HOLD_DLOPEN)
+		bpf_map_update_elem(&dl_hold, &ctgid, h, BPF_ANY);
+	return 0;
+}
+
+/*
+ * The kernel's identity of each file a process maps executable: the inode
+ * the stack walk finds in a mapping (vma_info_cb), where /proc and stat()
+ * may show another (overlayfs: the overlay's file, the mapping the
+ * layer's).  Read by the loader with an iterator over one process's
+ * mappings (src/loader/vma_files.c), so that unwind tables are made under
+ * the key the walk will look for.
+ */
+SEC("iter/task_vma")
+int vma_files(struct bpf_iter__task_vma *ctx)
+{
+	struct vm_area_struct *vma = ctx->vma;
+	struct mt_vma_file r;
+	struct file *f;
+
+	if (!vma || !ctx->task || !(vma->vm_flags & MT_VM_EXEC))
+		return 0;
+	f = vma->vm_file;
+	if (!f)
+		return 0;
+	r.start = vma->vm_start;
+	r.end = vma->vm_end;
+	r.file.ino = f->f_inode->i_ino;
+	r.file.dev = f->f_inode->i_sb->s_dev;
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }

@@ -22,6 +22,9 @@
 #define MT_MAX_PROCS 32768
 /* The signal ld.so's hook sends a process held for the loader (dl_hold). */
 #define MT_DL_HOLD_SIGNAL 23 /* SIGURG */
+/* dl_hold's value for a process held at every later call of the hook (its
+ * dlopens), once its exec's stops are done; 1 and 2 count those stops. */
+#define MT_HOLD_DLOPEN 3
 /* Unwind table rows (8 bytes each): libc has some 25k, python3 61k.  A
  * ceiling: rows and page indices are kept in chunks made as the tables
  * loaded need them (src/loader/bpf/map_chunks.c). */
@@ -320,6 +323,13 @@ struct mt_unwind_row {
 struct mt_file_key {
 	__u64 dev;       /* kernel encoding: major << 20 | minor */
 	__u64 ino;
+};
+
+/* One executable file mapping of a process, as the kernel maps it (the
+ * vma_files iterator's record). */
+struct mt_vma_file {
+	__u64 start, end;
+	struct mt_file_key file;
 };
 
 /*

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install the Debian packages memtrace needs to build, run and test;
 # with "bench", those `make bench` compares memtrace with instead: heaptrack
-# (it pulls in Boost) and bpftrace, which nothing but the benchmark uses
+# (it pulls in Boost) and bpftrace, and redis-server with redis-benchmark
+# (redis-tools) for the redis row, which nothing but the benchmark uses
 # (its rows say why they were skipped when they are missing).
 # Idempotent: prints nothing and changes nothing when all are present.
 set -euo pipefail
 
 if [ "${1:-}" = bench ]; then
-	PKGS=(heaptrack bpftrace)
+	PKGS=(heaptrack bpftrace redis-server redis-tools)
 else
 PKGS=(
 	make gcc g++ clang bpftool pkg-config

@@ -10,7 +10,9 @@ A chroot holding its own copies of libc and ld.so: `-- chroot DIR /prog`
 and `-p` on the chrooted process, exact per function.
 """
 import os
+import re
 import shutil
+import subprocess
 
 import mtlib
 from mtlib import check, check_eq, test
@@ -91,6 +93,37 @@ def _tcmalloc_env():
         check_flats(what, rep, p.funcs, metric, d)
 
 
+@test("exec_alloc.allocator_per_process")
+def _allocator_per_process():
+    """-- sh -c 'LD_PRELOAD=libtcmalloc leaks; leaks': two images of one
+    program on two allocators.  The allocator line names each with the
+    processes that used it (sh's glibc first, as the command's), and both
+    runs' calls are counted, each function twice its one run."""
+    check(os.path.exists(TCMALLOC), "%s is missing (libgoogle-perftools-dev)" % TCMALLOC)
+    p = BY_NAME["leaks"]
+    leaks = mtlib.prog_path("leaks")
+    cmd = ["sh", "-c", "LD_PRELOAD=%s %s; %s" % (TCMALLOC, leaks, leaks)]
+    res, rep, d = run_report(cmd, "alloc_objects", tag="mixed")
+    groups = [g.strip() for g in rep.allocator.split(";")
+              if not g.strip().startswith("C++ new/delete in ")]
+    check_eq(len(groups), 2, "allocator line's allocators", d)
+    glibc, tc = groups
+    check(glibc.startswith("glibc ") and "libc.so.6" in glibc,
+          "first allocator %r, expected the command's glibc" % glibc, d)
+    check(tc.startswith("tcmalloc ") and "libtcmalloc_minimal" in tc,
+          "second allocator %r, expected tcmalloc" % tc, d)
+    check_eq(glibc.count("pid "), 2, "processes named with glibc (sh, the second leaks)", d)
+    check_eq(tc.count("pid "), 1, "processes named with tcmalloc (the first leaks)", d)
+    check(" leaks)" in tc and " sh," in glibc and " leaks)" in glibc,
+          "process names on the allocator line", d)
+    bad = []
+    for name, fn in p.funcs.items():
+        got = ta.flat(rep, name)
+        if got != 2 * fn.alloc_objects:
+            bad.append("%s: %r, expected %d" % (name, got, 2 * fn.alloc_objects))
+    check(not bad, "both runs' calls: " + "; ".join(bad), d)
+
+
 def make_chroot(name):
     """A directory holding copies of leaks and waiter, libc and ld.so (other
     files than the system's: the probes must go on these)."""
@@ -168,3 +201,150 @@ def _unshare_bind_mount():
         what = "memtrace -- %s" % " ".join(cmd)
         check_eq(rep.target_comm, "leaks", "%s: target" % what, d)
         check_flats(what, rep, p.funcs, metric, d)
+
+
+@test("exec_alloc.deleted_files_pid")
+def _deleted_files_pid():
+    """-p of a process whose executable and libc were deleted since it
+    mapped them (a library an upgrade replaced while a daemon runs): maps
+    says "(deleted)", the files are reached through map_files, probed and
+    read for symbols.  waiter's traced part is exact, its functions named,
+    and the allocator line names the file without the kernel's tag."""
+    root = make_chroot("deleted")
+    libdir = os.path.join(root, "lib/x86_64-linux-gnu")
+    exe = os.path.join(root, "bin/waiter")
+    env = dict(os.environ, LD_LIBRARY_PATH=libdir)
+    w = mtlib.Bg([exe], env=env)
+    mt = None
+    out = os.path.join(mtlib.TMPDIR, "exec_alloc.deleted_files_pid.txt")
+    try:
+        line = w.out.wait_for(lambda l: l.startswith("ready "), 30)
+        check(line is not None, "waiter did not say ready", w.details())
+        os.unlink(os.path.join(libdir, "libc.so.6"))
+        os.unlink(exe)
+        with open("/proc/%d/maps" % w.pid) as f:
+            maps = f.read()
+        check("libc.so.6 (deleted)" in maps and "waiter (deleted)" in maps,
+              "the deleted files are not marked so in maps", maps)
+        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
+        w.send("\n")
+        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "waiter did not say done", w.details())
+        w.send("\n")
+        check_eq(w.wait(30), 0, "waiter's exit status", w.details())
+        rc = mt.wait(60)
+        check_eq(rc, 0, "memtrace -p (deleted files): exit status", mt.details())
+        with open(out) as f:
+            rep = mtlib.parse_report(f.read())
+        d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
+        check_allocator("memtrace -p (deleted files)", rep, "glibc", libdir, d)
+        check("(deleted)" not in rep.allocator, "allocator line %r" % rep.allocator, d)
+        check_flats("memtrace -p (deleted files)", rep, WAITER.funcs, "inuse_space", d)
+    finally:
+        if mt:
+            mtlib.kill_quietly(mt)
+        mtlib.kill_quietly(w)
+
+
+def overlay_root(name):
+    """An overlayfs mount (a container's root is one) whose lower layer
+    holds waiter and leaks with a copy of libc: the mapped files are the
+    layer's inodes, while /proc and stat() show the overlay's."""
+    base = os.path.join(mtlib.TMPDIR, name)
+    lower = make_chroot(name + "-lower")
+    for d in ("upper", "work", "merged"):
+        os.makedirs(os.path.join(base, d))
+    merged = os.path.join(base, "merged")
+    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        "lowerdir=%s,upperdir=%s/upper,workdir=%s/work" % (lower, base, base), merged],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check_eq(r.returncode, 0, "mount -t overlay", r.stdout)
+    return merged
+
+
+def check_whole_stacks(what, rep, d):
+    m = re.search(r"^truncated stacks: (\d+)", rep.text, re.M)
+    check(m is not None, "%s: no 'truncated stacks:' line" % what, d)
+    check_eq(int(m.group(1)), 0, "%s: truncated stacks" % what, d)
+    st = [s for s in rep.stacks if s.frames and s.frames[0].function == "waiter_leak"]
+    check(st and any(f.function == "main" for f in st[0].frames),
+          "%s: waiter_leak's stack does not reach main" % what, d)
+
+
+@test("exec_alloc.overlayfs_pid")
+def _overlayfs_pid():
+    """-p of a process running from an overlayfs mount, libc there too:
+    exact per function, and every stack whole from the first allocation
+    (the unwind tables are made under the kernel's identity of each
+    mapping, not stat()'s; before, the first 13 stacks were cut to one
+    frame while tables were made again on first use)."""
+    merged = overlay_root("ovl-pid")
+    try:
+        libdir = os.path.join(merged, "lib/x86_64-linux-gnu")
+        w = mtlib.Bg([os.path.join(merged, "bin/waiter")], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+        mt = None
+        out = os.path.join(mtlib.TMPDIR, "exec_alloc.overlayfs_pid.txt")
+        try:
+            check(w.out.wait_for(lambda l: l.startswith("ready "), 30) is not None,
+                  "waiter did not say ready", w.details())
+            mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
+            w.send("\n")
+            check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+                  "waiter did not say done", w.details())
+            w.send("\n")
+            check_eq(w.wait(30), 0, "waiter's exit status", w.details())
+            check_eq(mt.wait(60), 0, "memtrace -p (overlayfs): exit status", mt.details())
+            with open(out) as f:
+                rep = mtlib.parse_report(f.read())
+            d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
+            check_allocator("memtrace -p (overlayfs)", rep, "glibc", merged, d)
+            check_flats("memtrace -p (overlayfs)", rep, WAITER.funcs, "inuse_space", d)
+            check_whole_stacks("memtrace -p (overlayfs)", rep, d)
+        finally:
+            if mt:
+                mtlib.kill_quietly(mt)
+            mtlib.kill_quietly(w)
+    finally:
+        subprocess.run(["umount", "-l", merged])
+
+
+@test("exec_alloc.overlayfs_chroot_cmd")
+def _overlayfs_chroot_cmd():
+    """-- chroot OVERLAY /bin/leaks, a container's shape: exact per
+    function, and no stack cut short."""
+    merged = overlay_root("ovl-cmd")
+    try:
+        p = BY_NAME["leaks"]
+        cmd = ["chroot", merged, "/bin/leaks"]
+        res, rep, d = run_report(cmd, "alloc_objects", tag="ovl")
+        what = "memtrace -- %s" % " ".join(cmd)
+        check_flats(what, rep, p.funcs, "alloc_objects", d)
+        m = re.search(r"^truncated stacks: (\d+)", rep.text, re.M)
+        check(m is not None and int(m.group(1)) == 0, "%s: truncated stacks" % what, d)
+    finally:
+        subprocess.run(["umount", "-l", merged])
+
+
+@test("exec_alloc.exec_chain_children")
+def _exec_chain_children():
+    """A launcher script as pyenv's, rbenv's and nvm's shims are: `#!/usr/bin/env
+    bash`, a `$(readlink ...)`, then `exec env bash -c 'leaks; leaks'`.
+    The command's image changes three times (env, bash, bash) with libc at
+    new addresses each time; the processes the last one forks get its
+    probes all the same (before: 'cannot probe pid N (forked by M)', every
+    child untraced).  Both runs of leaks exact, per function."""
+    leaks = mtlib.prog_path("leaks")
+    shim = os.path.join(mtlib.TMPDIR, "exec_chain_shim")
+    with open(shim, "w") as f:
+        f.write('#!/usr/bin/env bash\nx=$(readlink -f "$0")\n'
+                'exec env bash -c "%s >/dev/null; %s >/dev/null; true"\n' % (leaks, leaks))
+    os.chmod(shim, 0o755)
+    p = BY_NAME["leaks"]
+    res, rep, d = run_report([shim], "alloc_objects", tag="chain")
+    check("cannot probe" not in res.stderr, "a process not probed", d)
+    bad = []
+    for name, fn in p.funcs.items():
+        got = ta.flat(rep, name)
+        if got != 2 * fn.alloc_objects:
+            bad.append("%s: %r, expected %d" % (name, got, 2 * fn.alloc_objects))
+    check(not bad, "both runs of leaks: " + "; ".join(bad), d)

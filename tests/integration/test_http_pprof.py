@@ -284,7 +284,7 @@ def _durations():
             seqs.append(int(r.getheader("X-Memtrace-Snapshot")))
             if i == 0:
                 time.sleep(2)
-        diff = s.text("/diff?a=%d&b=%d" % tuple(seqs))
+        diff = s.text("/diff.txt?a=%d&b=%d" % tuple(seqs))
         m = re.search(r"^duration: ([\d.]+) s$", diff, re.M)
         check(m and 1.9 <= float(m.group(1)) < 4, "/diff of snapshots 2 s apart: its duration", diff[:600])
         s.finish()

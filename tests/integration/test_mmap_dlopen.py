@@ -4,6 +4,8 @@ and a library loaded with dlopen whose operator new memtrace must find and
 probe while the program runs (tests/progs/dlopener.c, plugin.cpp)."""
 
 import os
+import subprocess
+import time
 
 import mtlib
 from mtlib import check, check_eq, test
@@ -80,3 +82,88 @@ def _dlopen():
     check_eq(len(st), 1, "stacks led by plugin_leak (the caller of new, not operator new)", d)
     check_eq(st[0].frames[0].line, mtlib.marker_line("plugin.cpp", "PLUGIN_NEW"), "line of the new", d)
     check_eq(st[0].frames[1].function, "main", "caller of plugin_leak", d)
+
+
+def dlopen_now_case(wrap):
+    """dlopener calling into the plugin as soon as dlopen returns: every
+    new of the plugin counted (libstdc++'s operator new probed while the
+    process was held at ld.so's hook), its stack whole to main."""
+    out = os.path.join(mtlib.TMPDIR, "dlopener_now.txt")
+    plugin = mtlib.prog_path("libplugin.so")
+    cmd = wrap([mtlib.prog_path("dlopener"), plugin, "now"])
+    res = mtlib.run_memtrace(["--unit", "B", "-n", "100", "-o", out, "--"] + cmd)
+    check_eq(res.rc, 0, "exit status of %s" % " ".join(cmd), res.stderr)
+    with open(out) as f:
+        rep = mtlib.parse_report(f.read())
+    d = mtlib.tail(rep.text, 40)
+    check("C++ new/delete in" in rep.allocator and "libstdc++" in rep.allocator,
+          "allocator line %r: libstdc++ (dlopen'ed) not named" % rep.allocator, d)
+    row = rep.row("plugin_leak")
+    check(row is not None, "no plugin_leak row: its news were not counted", d)
+    check_eq(row.flat, 4 * 300, "flat inuse_space of plugin_leak (4 x new char[300])", d)
+    st = [s for s in rep.stacks if s.frames and s.frames[0].function == "plugin_leak"]
+    check_eq(len(st), 1, "stacks led by plugin_leak", d)
+    check_eq(st[0].frames[1].function, "main", "caller of plugin_leak", d)
+
+
+@test("dlopen.new_at_once")
+def _dlopen_now():
+    dlopen_now_case(lambda argv: argv)
+
+
+@test("dlopen.new_at_once_child")
+def _dlopen_now_child():
+    dlopen_now_case(lambda argv: ["sh", "-c", " ".join(argv) + "; true"])
+
+
+@test("dlopen.program_sigurg")
+def _program_sigurg():
+    """The hold at ld.so's hook takes only the SIGURG the hook sent: a
+    program's own (urgent data on its socket, si_code SI_KERNEL as the
+    hook's) still reaches its handler, once, and a dlopen with SIGURG
+    blocked leaves none pending (tests/progs/urg.c prints 'urg 0 1')."""
+    argv = [mtlib.prog_path("urg"), mtlib.prog_path("libplugin.so"),
+            mtlib.prog_path("libnofp_plugin.so")]
+    plain = subprocess.run(argv, stdout=subprocess.PIPE, text=True, timeout=60)
+    check_eq((plain.returncode, plain.stdout.strip()), (0, "urg 0 1"), "urg untraced")
+    for cmd in (argv, ["sh", "-c", " ".join(argv) + "; true"]):
+        res = mtlib.run_memtrace(["-o", os.path.join(mtlib.TMPDIR, "urg.txt"), "--"] + cmd)
+        check_eq(res.rc, 0, "memtrace -- %s: exit status" % " ".join(cmd), res.stderr)
+        check_eq(res.stdout.strip(), "urg 0 1", "what urg saw under memtrace -- %s" % " ".join(cmd),
+                 res.stderr)
+
+
+
+@test("dlopen.pid_later_library")
+def _pid_later_library():
+    """-p, python3 loading a C++ plugin with ctypes after memtrace attached:
+    libstdc++'s new/delete are probed (the line names them) and the
+    libraries without any (libgcc_s, the plugin itself) bring no warning."""
+    script = ("import sys, ctypes; print('ready', flush=True); sys.stdin.readline(); "
+              "ctypes.CDLL(%r).plugin_leak(); print('done', flush=True); sys.stdin.readline()"
+              % mtlib.prog_path("libplugin.so"))
+    w = mtlib.Bg(["/usr/bin/python3", "-c", script])
+    mt = None
+    out = os.path.join(mtlib.TMPDIR, "dlopen.pid_later_library.txt")
+    try:
+        check(w.out.wait_for(lambda l: l.strip() == "ready", 30) is not None,
+              "python3 did not say ready", w.details())
+        mt = mtlib.start_memtrace_pid(w.pid, ["-o", out, "-d", "600"])
+        w.send("\n")
+        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "python3 did not say done", w.details())
+        # The next look at its mappings, at the latest (ten times a second).
+        time.sleep(0.5)
+        w.send("\n")
+        check_eq(w.wait(30), 0, "python3's exit status", w.details())
+        check_eq(mt.wait(60), 0, "memtrace -p: exit status", mt.details())
+        with open(out) as f:
+            rep = mtlib.parse_report(f.read())
+        d = mt.details()
+        check("libstdc++" in rep.allocator, "allocator line %r" % rep.allocator, d)
+        errs = mt.err.text()
+        check("cannot probe" not in errs, "a warning for a library with nothing to probe", errs)
+    finally:
+        if mt:
+            mtlib.kill_quietly(mt)
+        mtlib.kill_quietly(w)

@@ -8,6 +8,7 @@ thread), no stack truncated, no frame outside an executable mapping."""
 
 import os
 import re
+import subprocess
 import tempfile
 
 import mtlib
@@ -273,3 +274,61 @@ def _dlopen_soon():
                     [("plugin_inner", None), ("plugin_outer", None), ("call_soon", "CALL_SOON"),
                      ("main", "MAIN_SOON"), ("_start", None)],
                     ["libsoon%d.so" % i, "dlopen_soon", LIBC, "dlopen_soon"], d_)
+
+
+def fresh_plugins(d, n):
+    """N builds of nofp_plugin.c, each with a build id of its own (new to
+    any table cache), -O2 without frame pointers as Debian builds."""
+    src = os.path.join(mtlib.ROOT, "tests/progs/nofp_plugin.c")
+    salt = os.urandom(8).hex()
+    libs = []
+    for i in range(n):
+        lib = os.path.join(d, "libfresh%d.so" % i)
+        argv = ["cc", "-O2", "-g", "-fomit-frame-pointer", "-fPIC", "-shared",
+                "-Wl,--build-id=0x%s%08x" % (salt, i), "-o", lib, src]
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        check_eq(r.returncode, 0, "cc of %s" % lib, r.stdout)
+        libs.append(lib)
+    return libs
+
+
+def at_once_case(wrap):
+    """dlopen_soon allocating through each fresh library the moment dlopen
+    returns (DLOPEN_SOON_US=0), run as WRAP(argv) says: every first stack
+    whole, through the library to main."""
+    with tempfile.TemporaryDirectory() as d:
+        libs = fresh_plugins(d, SOON_LIBS)
+        raw = os.path.join(d, "stacks.raw")
+        cmd = wrap([mtlib.prog_path("dlopen_soon")] + libs)
+        env = dict(os.environ, DLOPEN_SOON_US="0")
+        res = mtlib.run_memtrace(["--raw=" + raw, "--text", "-n", "5", "--"] + cmd, env=env)
+        d_ = "command: %s\nexit status: %s\nstderr:\n%s\nreport:\n%s" % (
+            " ".join(res.argv), res.rc, mtlib.tail(res.stderr), mtlib.tail(res.stdout, 30))
+        check_eq(res.rc, 0, "exit status", d_)
+        with open(raw, encoding="utf-8") as f:
+            text = f.read()
+    rep = mtlib.parse_report(res.stdout)
+    stacks = parse_raw(text, d_)
+    d_ += "\nraw:\n" + mtlib.tail(text, 80)
+    check_no_truncation(res, rep, stacks, d_)
+    for i in range(SOON_LIBS):
+        check_chain(stack_of_size(stacks, 1000 + i, d_), "dlopen_soon.c",
+                    {"plugin_inner", "plugin_outer", "call_soon", "main", "_start"},
+                    [("plugin_inner", None), ("plugin_outer", None), ("call_soon", "CALL_SOON"),
+                     ("main", "MAIN_SOON"), ("_start", None)],
+                    ["libfresh%d.so" % i, "dlopen_soon", LIBC, "dlopen_soon"], d_)
+
+
+@test("unwind.dlopen_at_once")
+def _dlopen_at_once():
+    # -- CMD holds the command at ld.so's hook while a dlopen maps a
+    # library: its table is made before any of its code runs, so the first
+    # allocation through it, at once, has its whole stack.  No timing: the
+    # program does not wait at all.
+    at_once_case(lambda argv: argv)
+
+
+@test("unwind.dlopen_at_once_child")
+def _dlopen_at_once_child():
+    # The same in a process the command starts (sh -c '...; true' forks it).
+    at_once_case(lambda argv: ["sh", "-c", " ".join(argv) + "; true"])

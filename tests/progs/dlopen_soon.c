@@ -5,6 +5,9 @@
  * a second): that first stack is whole only if memtrace made the
  * library's unwind table when it was mapped.  -O2 -fomit-frame-pointer.
  *
+ * With DLOPEN_SOON_US=0 in its environment it allocates at once, as a
+ * library's own start-up does (-- CMD holds it at ld.so's hook instead).
+ *
  *   library i (from 0): 1000 + i bytes,
  *       main -> call_soon -> plugin_outer -> plugin_inner -> malloc
  */
@@ -28,6 +31,9 @@ NOINLINE void *call_soon(void *(*outer)(size_t), size_t n)
 
 int main(int argc, char **argv)
 {
+	const char *us = getenv("DLOPEN_SOON_US");
+	long wait_us = us ? atol(us) : 30000;
+
 	if (argc < 2 || argc > 65) {
 		fprintf(stderr, "usage: dlopen_soon LIB.so...\n");
 		return 2;
@@ -40,7 +46,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "dlopen_soon: %s\n", dlerror());
 			return 1;
 		}
-		usleep(30000);
+		if (wait_us > 0)
+			usleep((useconds_t)wait_us);
 		outer = (void *(*)(size_t))dlsym(h, "plugin_outer");
 		if (!outer)
 			return 1;

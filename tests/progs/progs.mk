@@ -25,8 +25,8 @@ PROGS_NOFP := -O2 -g -fomit-frame-pointer $(PROGS_WARN)
 
 # Plain C programs at -O0.
 PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7 holder served family many \
-	      sizes grower phases rss_of jit exec_later
-PROGS_ALL  := $(PROGS_C_O0) threads sampled shapes inline nolibc \
+	      sizes grower phases rss_of jit exec_later urg top_grow
+PROGS_ALL  := $(PROGS_C_O0) threads thread_waves sampled shapes inline nolibc \
 	      nofp libnofp_plugin.so nofp_cxx stack_edge dlopen_soon
 
 .PHONY: tests-progs
@@ -38,7 +38,7 @@ $(PROGS_DIR):
 $(addprefix $(PROGS_DIR)/,$(PROGS_C_O0)): $(PROGS_DIR)/%: $(PROGS_SRC)/%.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_O0) -o $@ $<
 
-$(PROGS_DIR)/threads $(PROGS_DIR)/sampled: $(PROGS_DIR)/%: $(PROGS_SRC)/%.c tests/progs/progs.mk | $(PROGS_DIR)
+$(PROGS_DIR)/threads $(PROGS_DIR)/thread_waves $(PROGS_DIR)/sampled: $(PROGS_DIR)/%: $(PROGS_SRC)/%.c tests/progs/progs.mk | $(PROGS_DIR)
 	$(PROGS_CC) $(PROGS_O0) -pthread -o $@ $<
 
 $(PROGS_DIR)/shapes: $(PROGS_SRC)/shapes.cpp tests/progs/progs.mk | $(PROGS_DIR)

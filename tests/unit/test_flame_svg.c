@@ -234,6 +234,56 @@ static void test_totals_and_merging(void **state)
 	mt_profile_free(&p);
 }
 
+/*
+ * A difference: main -> grow +100, main -> shrink -40, main -> same 0.
+ * Widths are |change| (main 140), deltas signed (main +60); grow is red,
+ * shrink blue, nothing is left out.
+ */
+static void test_difference(void **state)
+{
+	struct mt_profile p = { 0 };
+	uint32_t main_ = add_frame(&p, "main", 5);
+	uint32_t g = add_frame(&p, "grow", 10), sh = add_frame(&p, "shrink", 20);
+	uint32_t same = add_frame(&p, "same", 30);
+	struct mt_flame_tree t;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	add_sample(&p, 1, FRAMES(g, main_), 100);
+	add_sample(&p, 1, FRAMES(sh, main_), -40);
+	add_sample(&p, 1, FRAMES(same, main_), 0);
+	assert_int_equal(mt_flame_tree_build_diff(&t, &p, MT_INUSE_SPACE), 0);
+	assert_int_equal(t.total, 140);
+	assert_int_equal(t.left_out, 0);
+	assert_int_equal(t.nstacks, 2);
+	assert_int_equal(t.nnodes, 4);   /* all, main, grow, shrink */
+	assert_int_equal(t.nodes[1].value, 140);
+	assert_int_equal(t.nodes[1].delta, 60);
+	assert_string_equal(t.names[t.nodes[2].name], "grow");
+	assert_int_equal(t.nodes[2].delta, 100);
+	assert_int_equal(t.nodes[3].value, 40);
+	assert_int_equal(t.nodes[3].delta, -40);
+	assert_int_equal(t.nodes[3].x, 100);
+	mt_flame_tree_free(&t);
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(mt_write_flame_svg_diff(f, &p, MT_INUSE_SPACE, false), 0);
+	fclose(f);
+	/* The largest change (grow's, main's is 60) is the deepest colour. */
+	assert_non_null(strstr(text, "data-d=\"100\"><title>grow\n+100B (+100 bytes) net, of 71.43% of all the change in bytes in use</title>"
+			       "<rect x=\"10.00\" y=\"62\" width=\"842.86\" height=\"15\" fill=\"rgb(255,40,40)\""));
+	assert_non_null(strstr(text, "data-d=\"-40\"><title>shrink\n-40B (-40 bytes) net"));
+	assert_non_null(strstr(text, "fill=\"rgb(151,151,255)\""));
+	assert_non_null(strstr(text, ">net +60B: grew +100B, shrank -40B in 2 stacks (red grew"));
+	assert_null(strstr(text, "decreases not drawn"));
+	assert_null(strstr(text, "<title>same\n"));
+	free(text);
+	mt_profile_free(&p);
+}
+
 /* Whatever a symbol holds comes out as well-formed XML text. */
 static void test_escaping(void **state)
 {
@@ -537,6 +587,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_totals_and_merging),
+		cmocka_unit_test(test_difference),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_elision),
 		cmocka_unit_test(test_empty),

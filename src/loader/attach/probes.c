@@ -2,6 +2,7 @@
 /* probes.c: which functions are probed, and attaching to them. */
 #include "probes.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -822,16 +824,80 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 	return ret;
 }
 
+/* A /proc/PID/map_files path of process PID's mapping of the file with
+ * dev/ino DEV and INO, malloc()ed, or NULL. */
+static char *mapped_path(pid_t pid, dev_t dev, ino_t ino)
+{
+	char dir[64], *out = NULL;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/map_files", (int)pid);
+	d = opendir(dir);
+	while (d && !out && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
+		    st.st_dev == dev && st.st_ino == ino &&
+		    asprintf(&out, "%s/%s", dir, e->d_name) < 0)
+			out = NULL;
+	if (d)
+		closedir(d);
+	return out;
+}
+
+/*
+ * PATH (a plan's, naming the file with dev/ino DEV and INO) as process PID
+ * reaches it.  A path through another process's /proc entry (its
+ * map_files, its root: objects.c's) lasts only while that process keeps
+ * the mapping: gone at its exec or exit.  A child just forked maps the
+ * same files at the same addresses, so its own entry names the same
+ * file.  Returns a malloc()ed path (PATH's copy when it is not such a
+ * path, or the child's does not name that file), or NULL.
+ */
+static char *path_for(const char *path, pid_t pid, dev_t dev, ino_t ino)
+{
+	const char *rest = path + 6;
+	struct stat st;
+	char *out;
+
+	if (pid <= 0 || strncmp(path, "/proc/", 6) || *rest < '0' || *rest > '9')
+		return strdup(path);
+	rest += strspn(rest, "0123456789");
+	if (*rest != '/' || asprintf(&out, "/proc/%d%s", (int)pid, rest) < 0)
+		return strdup(path);
+	if (stat(out, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+		return out;
+	free(out);
+	/* The path was of an image the process has left since (an exec,
+	 * whose links stayed on files it maps again): the file among PID's
+	 * mappings. */
+	out = mapped_path(pid, dev, ino);
+	return out ? out : strdup(path);
+}
+
 int mt_probes_attach_like(struct mt_probes *p, struct memleak_bpf *skel,
 			  pid_t pid, const struct mt_probes *like)
 {
-	int ret;
+	struct mt_plan *plans = calloc(like->nplans ? like->nplans : 1, sizeof(*plans));
+	int ret = plans ? 0 : -ENOMEM;
 
 	mt_probes_init(p, pid, like->mode, like->want_mmap);
 	p->cache = like->cache;
 	p->mmap = like->mmap;
 	memcpy(p->cxx, like->cxx, sizeof(p->cxx));
-	ret = attach_placed(p, skel, pid, like->plans, like->nplans);
+	for (size_t i = 0; i < like->nplans && ret == 0; i++) {
+		plans[i] = like->plans[i];
+		plans[i].path = path_for(like->plans[i].path, pid,
+					 like->plans[i].dev, like->plans[i].ino);
+		if (!plans[i].path)
+			ret = -ENOMEM;
+	}
+	if (ret == 0)
+		ret = attach_placed(p, skel, pid, plans, like->nplans);
+	for (size_t i = 0; plans && i < like->nplans; i++)
+		free(plans[i].path);
+	free(plans);
 	if (ret)
 		mt_probes_detach(p);
 	return ret;

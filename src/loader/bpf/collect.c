@@ -331,6 +331,24 @@ void mt_collect_count_frees(struct mt_raw_profile *raw)
 	c[MT_CNT_MUNMAP_OBJECTS] = minus(c[MT_CNT_MMAP_OBJECTS], held[1][1]);
 }
 
+/* The blocks the last read of every process found (a size to start from). */
+static size_t blocks_hint;
+
+/* Room for N blocks in RAW, if memory allows (only a hint: the walk
+ * grows the array as it needs). */
+static void presize(struct mt_raw_profile *raw, size_t *cap, size_t n)
+{
+	struct mt_raw_block *v;
+
+	if (n <= *cap)
+		return;
+	v = realloc(raw->blocks, n * sizeof(*v));
+	if (v) {
+		raw->blocks = v;
+		*cap = n;
+	}
+}
+
 /* The stacks, then the outstanding blocks, of the processes F wants. */
 static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 		     const struct mt_pid_filter *f,
@@ -351,11 +369,18 @@ static int read_maps(struct memleak_bpf *skel, struct mt_raw_profile *raw,
 	if (!ret) {
 		if (c.nexecs)
 			qsort(c.execs, c.nexecs, sizeof(*c.execs), cmp_exec);
+		/* As many blocks as last time, and an eighth: a million blocks
+		 * are not copied again and again as the array doubles. */
+		if (f->n == 0 && blocks_hint)
+			presize(raw, &c.blocks_cap,
+				b0 + blocks_hint + blocks_hint / 8);
 		ret = mt_map_walk(bpf_map__fd(skel->maps.allocs),
 				  sizeof(struct mt_alloc_key),
 				  sizeof(struct mt_alloc_info), f, add_block, &c);
 	}
 	free(c.execs);
+	if (!ret && f->n == 0)
+		blocks_hint = raw->nblocks - b0;
 	if (!ret && live && live->fix)
 		ret = live->fix(live->ctx, raw, s0, b0);
 	if (ret) {

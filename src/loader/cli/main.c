@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf_log.h"
@@ -32,10 +33,17 @@
 #include "startup_clock.h"
 #include "target.h"
 #include "timeline.h"
+#include "top.h"
 #include "tracer.h"
 
 /* q or Enter on the terminal stops tracing (mt_keys_start succeeded). */
 static bool keys_on;
+
+/* memtrace top draws on the terminal and reads its keys itself. */
+static bool top_draws(const struct mt_options *o)
+{
+	return o->top && !o->top_batch && isatty(STDOUT_FILENO);
+}
 
 /*
  * What the "tracing ..." line says about stopping: one way that works.
@@ -50,7 +58,9 @@ static const char *stop_hint(const struct mt_options *o, char *buf,
 	bool pipe = fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
 	const char *d = o->duration > 0 ? "stops after the duration, or " : "";
 
-	if (keys_on)
+	if (top_draws(o))
+		snprintf(buf, len, "%sq quits the view", d);
+	else if (keys_on)
 		snprintf(buf, len, "%spress q or Enter to stop", d);
 	else if (pipe)
 		snprintf(buf, len, "%skill -INT %d to stop (Ctrl-C would stop the whole pipeline)",
@@ -81,6 +91,16 @@ static void say_tracing(struct mt_tracer *tr)
 		mt_probes_describe(mt_tracer_probes(tr), stderr);
 }
 
+/* This thread's CPU time in ms (-v's account of the final report). */
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* Trace T (NULL: every process) and report.  Returns the exit status. */
 static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 {
@@ -89,6 +109,9 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	struct mt_raw_profile raw = { 0 };
 	struct mt_render_opts ropts;
 	struct mt_http *http = NULL;
+	struct mt_top top = { 0 };
+	size_t nblocks, nstacks;
+	double t0, t1, cpu0;
 	int ret = mt_tracer_start(&tr, o, t, sigfd);
 
 	if (!ret && (ret = mt_reports_start(&reports, o, &tr)) != 0)
@@ -102,7 +125,15 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 		return ret;
 	}
 	say_tracing(&tr);
+	if (o->top && mt_top_start(&top, o, &tr)) {
+		mt_top_end(&top);
+		mt_http_stop(http);
+		mt_reports_free(&reports);
+		mt_tracer_free(&tr);
+		return 1;
+	}
 	mt_tracer_run(&tr);
+	mt_top_end(&top); /* the terminal back before any report */
 	mt_http_stop(http); /* before the maps are read for the last time */
 	mt_tracer_stop(&tr);
 	if (tr.unfollowed)
@@ -111,14 +142,24 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 	if (tr.s.stop == MT_STOP_EXIT && t && !t->is_child)
 		fprintf(stderr, "memtrace: pid %d exited\n", (int)t->pid);
 	ropts = mt_reports_opts(o, t && t->is_child && tr.s.exited);
+	t0 = mt_loop_now();
+	cpu0 = thread_cpu_ms();
 	ret = mt_tracer_collect(&tr, &raw);
 	if (ret) {
 		raw.procs = NULL;
 		mt_raw_profile_free(&raw);
 		ret = mt_fail("cannot read the BPF maps: %s", strerror(-ret));
 	} else {
+		t1 = mt_loop_now();
+		nblocks = raw.nblocks;
+		nstacks = raw.nstacks;
 		mt_keeper_take(&reports.keeper, &raw);
 		ret = mt_reports_final(&reports, &raw, &ropts);
+		if (o->verbose)
+			fprintf(stderr, "memtrace: final report: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms; %.1f ms of CPU in all\n",
+				nblocks, nstacks, (t1 - t0) * 1e3,
+				(mt_loop_now() - t1) * 1e3,
+				thread_cpu_ms() - cpu0);
 	}
 	if (!ret && (reports.failed || tr.tl.error))
 		ret = 1; /* said when it failed */
@@ -187,6 +228,7 @@ static int report_file(const struct mt_options *o)
 		prof.sum.at = o->at_peak ? MT_AT_PEAK : MT_AT_TIME;
 	}
 	if (o->base) {
+		ropts.diff = true; /* --svg: the flame graph of the difference */
 		ret = subtract_base(o, &lim, &prof);
 		if (ret) {
 			mt_profile_free(&prof);
@@ -242,6 +284,8 @@ int main(int argc, char **argv)
 	if (runas.sudo)
 		mt_outfile_owner(runas.uid, runas.gid, runas.groups, runas.ngroups);
 	t.child.runas = o.as_root ? NULL : &runas;
+	/* The view's keys are memtrace's: CMD does not read the terminal. */
+	t.child.null_stdin = top_draws(&o) && isatty(STDIN_FILENO);
 	if (o.record && mt_record_prepare(&o))
 		return 1;
 	if (check_outputs(&o))
@@ -261,7 +305,8 @@ int main(int argc, char **argv)
 		return mt_fail("cannot set up signal handling: %s",
 			       strerror(-sigfd));
 	/* A terminal is CMD's to read; with -p or system-wide, q stops. */
-	keys_on = (o.pid || o.system_wide) && mt_keys_start(&keys);
+	keys_on = (o.pid || o.system_wide) && !top_draws(&o) &&
+		  mt_keys_start(&keys);
 	if (o.system_wide)
 		ret = trace(&o, NULL, sigfd);
 	else if ((ret = o.pid ? mt_target_find(&o, &t)

@@ -56,9 +56,22 @@ int mt_child_resolve(const char *file, char *path, size_t len)
 	return ret;
 }
 
-static void run_child(const char *exe, char **argv, int gate, int err,
-		      const struct mt_runas *runas)
+/* Standard input from /dev/null: 0 or errno. */
+static int null_stdin(void)
 {
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+		return errno;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return 0;
+}
+
+static void run_child(const char *exe, char **argv, int gate, int err,
+		      const struct mt_child *child)
+{
+	const struct mt_runas *runas = child->runas;
 	sigset_t none;
 	char c;
 	int e;
@@ -69,7 +82,9 @@ static void run_child(const char *exe, char **argv, int gate, int err,
 	if (read(gate, &c, 1) != 1)
 		_exit(127); /* memtrace gave up before releasing us */
 	close(gate);
-	e = -mt_runas_become(runas);
+	e = child->null_stdin ? null_stdin() : 0;
+	if (!e)
+		e = -mt_runas_become(runas);
 	if (!e) {
 		execv(exe, argv);
 		e = errno;
@@ -103,7 +118,7 @@ int mt_child_spawn(const char *exe, char **argv, struct mt_child *c)
 	if (c->pid == 0) {
 		close(gate[1]);
 		close(err[0]);
-		run_child(exe, argv, gate[0], err[1], c->runas);
+		run_child(exe, argv, gate[0], err[1], c);
 	}
 	close(gate[0]);
 	close(err[1]);

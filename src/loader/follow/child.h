@@ -20,6 +20,8 @@ struct mt_child {
 	const struct mt_runas *runas; /* the user CMD runs as; NULL: ours */
 	bool follow;   /* set before spawning: the processes it forks are
 			  seized too (their exit stops, for their mappings) */
+	bool null_stdin; /* CMD reads /dev/null, not ours (memtrace top
+			    reads the terminal's keys) */
 };
 
 /* Find FILE like execvp does; 0 and PATH filled, or -errno. */

@@ -18,6 +18,11 @@ int mt_follow_attach(struct memleak_bpf *skel, bool children)
 	if (!link)
 		return -errno;
 	skel->links.follow_exec = link; /* destroyed with the skeleton */
+	/* Exiting threads give back their slot of per-thread state. */
+	link = bpf_program__attach(skel->progs.thread_exit);
+	if (!link)
+		return -errno;
+	skel->links.thread_exit = link;
 	if (!children)
 		return 0;
 	link = bpf_program__attach(skel->progs.follow_fork);
@@ -67,6 +72,11 @@ uint8_t mt_follow_held(struct memleak_bpf *skel, uint32_t pid)
 	uint8_t v;
 
 	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.dl_hold), &pid, &v) ? 0 : v;
+}
+
+bool mt_follow_hold_taken(struct memleak_bpf *skel, uint32_t tid)
+{
+	return bpf_map_delete_elem(bpf_map__fd(skel->maps.hold_sent), &tid) == 0;
 }
 
 bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent)

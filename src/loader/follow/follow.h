@@ -16,7 +16,7 @@
 struct memleak_bpf;
 
 /*
- * Attach the exec tracepoint, with CHILDREN the fork one too (for a
+ * Attach the exec and thread-exit tracepoints, with CHILDREN the fork one too (for a
  * program loaded with follow_only: then only the processes added with
  * mt_follow_add, and those they fork, are traced).  Returns 0 or -errno.
  */
@@ -39,11 +39,18 @@ bool mt_follow_parent(struct memleak_bpf *skel, uint32_t pid, uint32_t *parent);
 
 /*
  * Hold process PID at ld.so's hook (STOPS above 0: the hold's value, the
- * stops it made so far plus one) or no longer (0): while held, each call
- * of the hook sends it MT_DL_HOLD_SIGNAL, for its tracer to take.
+ * stops of its exec so far plus one, or MT_HOLD_DLOPEN) or no longer (0):
+ * while held, each call of the hook by a thread memtrace traces sends it
+ * MT_DL_HOLD_SIGNAL, for its tracer to take.
  * 0 or -errno.  mt_follow_held: the value, 0 when not held.
  */
 int mt_follow_hold(struct memleak_bpf *skel, uint32_t pid, uint8_t stops);
 uint8_t mt_follow_held(struct memleak_bpf *skel, uint32_t pid);
+
+/*
+ * Whether thread TID's MT_DL_HOLD_SIGNAL is a hold's (the hook sent it):
+ * then it is taken (true, once).  False: the program's, to deliver.
+ */
+bool mt_follow_hold_taken(struct memleak_bpf *skel, uint32_t tid);
 
 #endif

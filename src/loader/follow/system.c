@@ -211,6 +211,41 @@ static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
 	       bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &v) == 0;
 }
 
+/*
+ * Process PID now: probe the allocator files it maps that are new, and
+ * (when it uses one, or following) keep its mappings.  0, or -errno when
+ * probing failed.
+ */
+static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
+		   struct mt_probes *probes, uint32_t pid)
+{
+	struct mt_objects objs;
+	bool uses = false;
+	ssize_t i;
+	int ret = 0;
+
+	if (pid == (uint32_t)getpid() || !followed(sys, skel, pid) ||
+	    mt_objects_of_pid((pid_t)pid, &objs))
+		return 0; /* memtrace, or gone */
+	if (sys->family)
+		mt_family_update(sys->family, skel, pid, &objs);
+	else
+		ret = probe_new_files(sys, skel, probes, &objs, &uses);
+	mt_objects_free(&objs);
+	if (ret || !(sys->family || uses))
+		return ret;
+	i = find_proc(sys, pid);
+	if (i < 0) {
+		ret = add_proc(sys, pid);
+		i = (ssize_t)sys->nprocs - 1;
+	}
+	if (ret == 0) {
+		mt_modules_refresh(&sys->procs[i], false);
+		sys->alive[i] = true;
+	}
+	return ret;
+}
+
 int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 		   struct mt_probes *probes)
 {
@@ -226,33 +261,19 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 	while (ret == 0 && (e = readdir(d)) != NULL) {
 		char *end;
 		unsigned long pid = strtoul(e->d_name, &end, 10);
-		struct mt_objects objs;
-		bool uses = false;
-		ssize_t i;
 
-		if (*end || pid == 0 || pid == (unsigned long)getpid() ||
-		    !followed(sys, skel, (uint32_t)pid) ||
-		    mt_objects_of_pid((pid_t)pid, &objs))
-			continue; /* not a process, memtrace, or gone */
-		if (sys->family)
-			mt_family_update(sys->family, skel, (uint32_t)pid, &objs);
-		else
-			ret = probe_new_files(sys, skel, probes, &objs, &uses);
-		mt_objects_free(&objs);
-		if (ret || !(sys->family || uses))
-			continue;
-		i = find_proc(sys, (uint32_t)pid);
-		if (i < 0) {
-			ret = add_proc(sys, (uint32_t)pid);
-			i = (ssize_t)sys->nprocs - 1;
-		}
-		if (ret == 0) {
-			mt_modules_refresh(&sys->procs[i], false);
-			sys->alive[i] = true;
-		}
+		if (*end || pid == 0)
+			continue; /* not a process */
+		ret = look_at(sys, skel, probes, (uint32_t)pid);
 	}
 	closedir(d);
 	return ret ? ret : harvest(sys, skel);
+}
+
+int mt_system_look_at(struct mt_system *sys, struct memleak_bpf *skel,
+		      struct mt_probes *probes, uint32_t pid)
+{
+	return look_at(sys, skel, probes, pid);
 }
 
 static int on_new_pid(void *ctx, void *data, size_t size)

@@ -64,6 +64,14 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
  */
 void mt_system_read_maps(struct mt_system *sys, uint32_t pid);
 
+/*
+ * What mt_system_scan does, for process PID alone: as ld.so's hook tells
+ * of its dlopen, the allocator it may bring is probed at once, not at the
+ * next scan.  Returns 0 or -errno when probing failed.
+ */
+int mt_system_look_at(struct mt_system *sys, struct memleak_bpf *skel,
+		      struct mt_probes *probes, uint32_t pid);
+
 /* A descriptor that becomes readable when a new process allocates; -errno. */
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel);
 

@@ -13,6 +13,7 @@
 #include "memleak.h"
 #include "net_addr.h"
 #include "sampling.h"
+#include "top.h"
 
 #define DEFAULT_MIN_AGE_NS 5000000000ULL
 
@@ -32,6 +33,7 @@ enum {
 	/* pprof's views (view.h), --list and --json */
 	OPT_VIEW, OPT_VIEW_LAST = OPT_VIEW + MT_VIEW__COUNT - 1,
 	OPT_LIST, OPT_JSON,
+	OPT_SORT,
 };
 
 #define DEFAULT_TIMELINE_INTERVAL 0.1
@@ -94,6 +96,8 @@ static const struct option long_opts[] = {
 	{ "tagignore", required_argument, NULL, OPT_VIEW + MT_VIEW_TAGIGNORE },
 	{ "list", required_argument, NULL, OPT_LIST },
 	{ "json", optional_argument, NULL, OPT_JSON },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "allocator", required_argument, NULL, OPT_ALLOCATOR },
 	{ "symbol-prefix", required_argument, NULL, OPT_SYMBOL_PREFIX },
 	{ "as-root", no_argument, NULL, OPT_AS_ROOT },
@@ -111,6 +115,7 @@ static void usage(FILE *f)
 "       memtrace [OPTIONS] -- CMD [ARGS...]\n"
 "       memtrace report FILE [OPTIONS]\n"
 "       memtrace report FILE FILE... --growth [OPTIONS]\n"
+"       memtrace top [OPTIONS] [-p PID | -- CMD [ARGS...]]\n"
 "\n"
 "Heap profiler for running processes: traces the malloc family with eBPF\n"
 "uprobes (no rebuild, no LD_PRELOAD, no restart) and reports where memory\n"
@@ -206,6 +211,21 @@ static void usage(FILE *f)
 "                         it has * ? or [ (a shell glob: 'python*'); the\n"
 "                         header's shown: line says how many, stderr when\n"
 "                         none; with report, -p PID picks one process too\n"
+"Live view (memtrace top: like top(1) for the heap; the same targets):\n"
+"  top                    every interval (-i, default 1 s) a frame: per\n"
+"                         process in use, growth over the last interval\n"
+"                         and per second, peak, allocations per second;\n"
+"                         then the stacks that grew most (-n of them).\n"
+"                         Keys: q or Ctrl-C quit, i g p a sort by in use,\n"
+"                         growth, peak, allocation rate, j/k or arrows\n"
+"                         select a process, Enter or f its stacks only, 0\n"
+"                         or Esc every process.  The report follows on\n"
+"                         quitting, as a normal run's; --count N stops\n"
+"                         after N frames\n"
+"  -b, --batch            top: plain frames one after another, no screen\n"
+"                         or keys (the default when stdout is not a\n"
+"                         terminal)\n"
+"      --sort KEY         top: inuse (default), growth, peak or alloc\n"
 "Timeline (memory over time, per process; the report's peak in use):\n"
 "      --timeline-interval SECS  sample every SECS (default 0.1; 0: no\n"
 "                         timeline, and no cost); the largest in use of\n"
@@ -620,6 +640,17 @@ static int parse_one(int c, const char *arg, struct mt_options *o)
 	}
 	case OPT_JSON:
 		return add_output(o, MT_FMT_JSON, arg);
+	case 'b':
+		o->top_batch = true;
+		return 0;
+	case OPT_SORT: {
+		enum mt_top_sort k;
+
+		if (mt_top_sort_parse(arg, &k))
+			return bad("--sort", arg, "expected inuse, growth, peak or alloc");
+		o->top_sort = (int)k;
+		return 0;
+	}
 	case OPT_BASE:
 		o->base = arg;
 		return 0;
@@ -891,6 +922,27 @@ static int check_target(struct mt_options *o, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * memtrace top: -i is the time between frames, --count the frames (not
+ * interval reports); -b and --sort are its own.
+ */
+static int check_top(struct mt_options *o, bool sort_given)
+{
+	if (!o->top) {
+		if (o->top_batch || sort_given) {
+			fprintf(stderr, "memtrace: %s is for memtrace top (the live view)\n",
+				o->top_batch ? "-b/--batch" : "--sort");
+			return -1;
+		}
+		return 0;
+	}
+	o->top_interval = o->interval > 0 ? o->interval : 1.0;
+	o->top_frames = o->count;
+	o->interval = 0;
+	o->count = 0;
+	return 0;
+}
+
 /* --leaks lists blocks older than --min-age; with -d they are younger. */
 static void warn_min_age(const struct mt_options *o, bool min_age_given)
 {
@@ -911,8 +963,8 @@ static void warn_min_age(const struct mt_options *o, bool min_age_given)
 int mt_options_parse(int argc, char **argv, struct mt_options *o)
 {
 	/* Tracing stops at the first non-option (the command); report permutes. */
-	const char *shorts = "+p:d:i:o:n:s:vhV";
-	bool interval_given = false;
+	const char *shorts = "+p:d:i:o:n:s:bvhV";
+	bool interval_given = false, sort_given = false;
 	int c;
 
 	defaults(o);
@@ -921,6 +973,10 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 		argc--;
 		argv++;
 		shorts++;
+	} else if (argc > 1 && strcmp(argv[1], "top") == 0) {
+		o->top = true;
+		argc--;
+		argv++;
 	}
 	opterr = 0;
 	optind = 0; /* glibc starts afresh: the '+' (or not) of this mode */
@@ -952,8 +1008,9 @@ int mt_options_parse(int argc, char **argv, struct mt_options *o)
 		if (parse_one(c, optarg, o))
 			return -1;
 		interval_given |= c == OPT_TIMELINE_INTERVAL;
+		sort_given |= c == OPT_SORT;
 	}
-	if (check_target(o, argc, argv) || check_timeline(o, interval_given) ||
+	if (check_top(o, sort_given) || check_target(o, argc, argv) || check_timeline(o, interval_given) ||
 	    resolve_outputs(o))
 		return -1;
 	warn_min_age(o, o->min_age_ns != DEFAULT_MIN_AGE_NS);

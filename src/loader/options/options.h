@@ -16,6 +16,11 @@
 
 struct mt_options {
 	bool report_mode;      /* "memtrace report FILE": render a saved profile */
+	bool top;              /* "memtrace top": the live view (top.h) */
+	bool top_batch;        /* top -b: plain frames, even on a terminal */
+	double top_interval;   /* top -i: seconds between frames (default 1) */
+	unsigned top_frames;   /* top --count: stop after that many; 0: no limit */
+	int top_sort;          /* top --sort: enum mt_top_sort */
 	const char *input;     /* that FILE (the first of inputs) */
 	char *const *inputs;   /* report FILE...: every file given, in order */
 	size_t ninputs;        /* 1, or more with --growth */
@@ -71,7 +76,7 @@ struct mt_options {
 
 /*
  * Parse argv ("memtrace [OPTIONS] -p PID", "memtrace [OPTIONS] -- CMD" or
- * "memtrace report FILE... [OPTIONS]").  Returns 0 to go on, 1 when --help or --version was printed
+ * "memtrace report FILE... [OPTIONS]", "memtrace top [OPTIONS] ...").  Returns 0 to go on, 1 when --help or --version was printed
  * (exit 0), -1 after printing a one-line error (exit non-zero).
  */
 int mt_options_parse(int argc, char **argv, struct mt_options *o);

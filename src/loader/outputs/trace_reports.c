@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,6 +169,17 @@ static double thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* This thread's system (kernel) CPU time in seconds: the BPF map reads'
+ * share of a read. */
+static double thread_sys(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return 0;
+	return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static uint64_t inuse_of(const struct mt_raw_profile *raw)
 {
 	const uint64_t *c = raw->sum.counters;
@@ -187,7 +199,7 @@ void mt_reports_now(struct mt_reports *r)
 	size_t nblocks, nstacks, nprocs;
 	uint64_t inuse;
 	bool kept;
-	double t0, t1, cpu0, at;
+	double t0, t1, cpu0, sys0, at;
 	uint64_t stacks0 = mt_collect_stacks_read();
 	int ret;
 
@@ -200,6 +212,7 @@ void mt_reports_now(struct mt_reports *r)
 	}
 	t0 = mt_loop_now();
 	cpu0 = thread_cpu();
+	sys0 = thread_sys();
 	mt_tracer_procs(r->tr, &procs, &nprocs);
 	/* --record: the interval's highest sample, if one was kept. */
 	kept = o->record &&
@@ -207,6 +220,7 @@ void mt_reports_now(struct mt_reports *r)
 	ret = kept ? 0 : mt_tracer_collect(r->tr, &raw);
 	t1 = mt_loop_now();
 	cpu0 = thread_cpu() - cpu0;
+	sys0 = thread_sys() - sys0;
 	if (ret) {
 		raw.procs = NULL;
 		mt_raw_profile_free(&raw);
@@ -227,9 +241,9 @@ void mt_reports_now(struct mt_reports *r)
 	    mt_record_index(o, seq, t1 - r->tr->s.start, at, inuse))
 		r->failed++;
 	if (o->verbose)
-		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms; the read took %.1f ms of CPU, %" PRIu64 " new stacks from the kernel\n",
+		fprintf(stderr, "memtrace: report %u: %zu blocks and %zu stacks read in %.1f ms, written in %.1f ms; the read took %.1f ms of CPU (%.1f in the kernel), %" PRIu64 " new stacks from the kernel\n",
 			seq, nblocks, nstacks, (t1 - t0) * 1e3,
-			(mt_loop_now() - t1) * 1e3, cpu0 * 1e3,
+			(mt_loop_now() - t1) * 1e3, cpu0 * 1e3, sys0 * 1e3,
 			mt_collect_stacks_read() - stacks0);
 	fflush(stdout);
 	if (o->keep && seq > o->keep)

@@ -76,10 +76,27 @@ const char *mt_object_name(const struct mt_object *o)
 	return slash ? slash + 1 : o->shown;
 }
 
+/*
+ * The kernel's " (deleted)" after the name of a file unlinked since it was
+ * mapped (a library an upgrade replaced while the process runs): gone
+ * from NAME, and whether it was there.
+ */
+static bool strip_deleted(char *name)
+{
+	static const char tag[] = " (deleted)";
+	size_t n = strlen(name), t = sizeof(tag) - 1;
+
+	if (n <= t || strcmp(name + n - t, tag))
+		return false;
+	name[n - t] = '\0';
+	return true;
+}
+
 int mt_objects_of_pid(pid_t pid, struct mt_objects *objs)
 {
 	char exe[64], shown[PATH_MAX], path[PATH_MAX + 64];
 	struct mt_maps maps;
+	bool deleted;
 	ssize_t len;
 	int ret;
 
@@ -91,6 +108,7 @@ int mt_objects_of_pid(pid_t pid, struct mt_objects *objs)
 	if (len < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	shown[len] = '\0';
+	strip_deleted(shown);
 	ret = add(objs, exe, shown);
 	if (ret)
 		return ret;
@@ -98,16 +116,23 @@ int mt_objects_of_pid(pid_t pid, struct mt_objects *objs)
 	for (size_t i = 0; i < maps.n && ret == 0; i++) {
 		const struct mt_mapping *m = &maps.v[i];
 
-		if (!m->exec || !m->path || strstr(m->path, " (deleted)"))
+		if (!m->exec || !m->path)
 			continue;
+		snprintf(shown, sizeof(shown), "%s", m->path);
+		deleted = strip_deleted(shown);
 		/* The mapped file itself (maps names it as seen from our
 		 * root: a chroot's file by its full path, a container's by
-		 * its path inside), else through the process's root. */
+		 * its path inside; a file deleted since, replaced by an
+		 * upgrade, by nothing else), else through the process's
+		 * root. */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", (int)pid,
 			 (unsigned long)m->start, (unsigned long)m->end);
-		if (access(path, F_OK))
+		if (access(path, F_OK)) {
+			if (deleted)
+				continue;
 			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-		ret = add(objs, path, m->path);
+		}
+		ret = add(objs, path, shown);
 	}
 	mt_maps_free(&maps);
 	if (ret)

@@ -3,19 +3,24 @@
  * http_page.c: what --http serves people, all of it readable with
  * JavaScript off and nothing loaded from elsewhere:
  *   /                  the target, the timeline of in use, the flame graph
- *                      of now (?metric= ?pid= ?comm=), the snapshots kept
- *                      and a form to diff two of them
+ *                      of now (?metric= ?pid= ?comm=, the views), the
+ *                      snapshots kept and a form to diff two of them;
+ *                      refreshed every ?refresh=N seconds (10 by default,
+ *                      0: never): in place by its script (pause, interval:
+ *                      http_page_script.h), else reloaded by a <noscript>
+ *                      meta refresh.  Its CSP allows that script alone
+ *                      (a nonce per response), nothing from elsewhere.
  *   /flame.svg         the interactive flame graph of now (same query)
  *   /report            memtrace's text report of now (?metric= ?seconds=
  *                      ?pid= ?comm=: as /debug/pprof/heap's)
  *   /timeline.svg      the timeline alone
  *   /snapshots/N.pb.gz snapshot N (pprof); POST /snapshots takes one now
- *   /diff?a=N&b=M      snapshot M less snapshot N as text, exactly what
- *                      `memtrace report snapshot-M.pb.gz --base
- *                      snapshot-N.pb.gz` prints (its duration the time
- *                      between them)
+ *   /diff?a=N&b=M      snapshot M less snapshot N: a table and a flame
+ *                      graph of the difference; /diff.txt, /diff.svg
+ *                      (http_diff.c)
  */
 #include <errno.h>
+#include <sys/random.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,8 +29,9 @@
 #include <time.h>
 
 #include "decimal.h"
-#include "diff.h"
 #include "flame_svg.h"
+#include "http_diff.h"
+#include "http_page_script.h"
 #include "http_profile.h"
 #include "http_request.h"
 #include "pprof_read.h"
@@ -55,27 +61,32 @@ static void put_bytes(FILE *out, uint64_t v)
 	put_html(out, buf);
 }
 
+#define REFRESH_DEFAULT_S 10
+
 struct page {
 	struct mt_http *h;
+	unsigned refresh;            /* seconds; 0: never */
+	char nonce[33];              /* the script's, in the CSP */
 	const struct mt_http_query *q;
 	const struct mt_profile *prof;
 	const char *timeline;        /* SVG, or NULL */
 	size_t ntimeline;
 	const char *timeline_err;    /* why there is none */
+	char rest[1024];             /* the query but metric, refresh: links */
 	struct mt_ring_entry snaps[MT_RING_SNAPSHOTS];
 	size_t nsnaps;
 };
 
 static void put_snapshots(FILE *out, const struct page *pg)
 {
-	fputs("<h2 id=\"snapshots\">Snapshots</h2>\n", out);
+	fputs("<h2 id=\"snapshots\">Snapshots</h2>\n<div id=\"snapshots-part\">\n", out);
 	fprintf(out, "<form method=\"post\" action=\"/snapshots\"><button type=\"submit\">Take a snapshot now</button> "
 		"(one every %g s%s, and on SIGUSR1; the last %d are kept)</form>\n",
 		pg->h->o->snapshot_interval,
 		pg->h->o->snapshot_interval > 0 ? "" : ": none, --snapshot-interval 0",
 		MT_RING_SNAPSHOTS);
 	if (!pg->nsnaps) {
-		fputs("<p id=\"no-snapshots\">None yet.</p>\n", out);
+		fputs("<p id=\"no-snapshots\">None yet.</p>\n</div>\n", out);
 		return;
 	}
 	fputs("<table id=\"snapshot-list\"><tr><th>#</th><th>at</th><th>trace time</th><th>why</th>"
@@ -108,8 +119,32 @@ static void put_snapshots(FILE *out, const struct page *pg)
 		}
 		fputs("</select>", out);
 	}
-	fputs(" <button type=\"submit\">Show</button> (B less A, as memtrace report B --base A)</form>\n",
+	fputs(" <button type=\"submit\">Show</button> (B less A, as memtrace report B --base A)</form>\n</div>\n",
 	      out);
+}
+
+/* Without the script: what the page does, and links to change it. */
+static void put_refresh(FILE *out, const struct page *pg)
+{
+	static const unsigned every[] = { 5, 10, 30, 60, 0 };
+	const char *m = mt_value_name(pg->q->metric);
+
+	fprintf(out, "<p id=\"refresh\" data-every=\"%u\">", pg->refresh);
+	if (pg->refresh)
+		fprintf(out, "Reloaded every %u s; ", pg->refresh);
+	else
+		fputs("Not reloaded; ", out);
+	fputs("reload:", out);
+	for (size_t i = 0; i < sizeof(every) / sizeof(*every); i++) {
+		fprintf(out, " %s<a href=\"/?metric=%s&amp;refresh=%u%s\">", i ? "| " : "", m,
+			every[i], pg->rest);
+		if (every[i])
+			fprintf(out, "every %u s", every[i]);
+		else
+			fputs("never", out);
+		fputs("</a>", out);
+	}
+	fputs("</p>\n", out);
 }
 
 static int write_page(FILE *out, const void *arg)
@@ -119,12 +154,18 @@ static int write_page(FILE *out, const void *arg)
 	const uint64_t *c = s->counters;
 	int ret;
 
-	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>memtrace: ", out);
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n", out);
+	if (pg->refresh) /* the script refreshes in place; without it: */
+		fprintf(out, "<noscript><meta http-equiv=\"refresh\" content=\"%u\"></noscript>\n",
+			pg->refresh);
+	fputs("<title>memtrace: ", out);
 	put_html(out, s->target);
 	fputs("</title>\n<style>body{font-family:sans-serif;margin:1em 2em}"
 	      "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}"
 	      "svg{max-width:100%;height:auto}</style>\n</head><body>\n", out);
-	fputs("<h1>memtrace</h1>\n<p id=\"target\">", out);
+	fputs("<h1>memtrace</h1>\n", out);
+	put_refresh(out, pg);
+	fputs("<p id=\"target\">", out);
 	put_html(out, s->target);
 	fputs(", ", out);
 	put_html(out, s->allocator);
@@ -146,30 +187,61 @@ static int write_page(FILE *out, const void *arg)
 	put_html(out, mt_value_name(pg->q->metric));
 	fputs(" now</h2>\n<p>", out);
 	for (int i = 0; i < MT_NVALUES; i++)
-		fprintf(out, "%s<a href=\"/?metric=%s\">%s</a>", i ? " | " : "",
-			mt_value_name((enum mt_value)i),
-			mt_value_name((enum mt_value)i));
-	fprintf(out, " | <a href=\"/flame.svg?metric=%s\">interactive (zoom, search)</a></p>\n<div id=\"flame-graph\">\n",
-		mt_value_name(pg->q->metric));
+		fprintf(out, "%s<a href=\"/?metric=%s&amp;refresh=%u%s\">%s</a>",
+			i ? " | " : "", mt_value_name((enum mt_value)i),
+			pg->refresh, pg->rest, mt_value_name((enum mt_value)i));
+	fprintf(out, " | <a href=\"/flame.svg?metric=%s%s\">interactive (zoom, search)</a></p>\n<div id=\"flame-graph\">\n",
+		mt_value_name(pg->q->metric), pg->rest);
 	ret = mt_write_flame_svg_embedded(out, pg->prof, pg->q->metric);
 	fputs("</div>\n", out);
 	put_snapshots(out, pg);
-	fputs("</body></html>\n", out);
+	fprintf(out, "<script nonce=\"%s\">\n%s</script>\n</body></html>\n",
+		pg->nonce, mt_http_page_script);
 	return ret ? ret : ferror(out) ? -EIO : 0;
+}
+
+/* A new nonce for the page's script: 32 hex digits.  0 or -errno. */
+static int make_nonce(char *buf)
+{
+	unsigned char r[16];
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -errno;
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(buf + 2 * i, 3, "%02x", r[i]);
+	return 0;
 }
 
 static enum MHD_Result page(struct mt_http *h, struct MHD_Connection *c)
 {
-	struct page pg = { .h = h };
+	struct page pg = { .h = h, .refresh = REFRESH_DEFAULT_S };
+	const char *every = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+							"refresh");
 	struct mt_http_query q;
 	struct mt_http_result tl;
 	struct mt_profile prof;
-	char err[160], *data;
+	char err[160], csp[256], *data;
+	unsigned long v;
 	size_t len;
 	int ret;
 
 	if (mt_http_query_parse(c, MT_INUSE_SPACE, &q, err, sizeof(err)))
 		return mt_http_text(c, MHD_HTTP_BAD_REQUEST, "%s\n", err);
+	if (every && *every) {
+		if (mt_parse_decimal(every, MT_HTTP_MAX_SECONDS, &v))
+			return mt_http_text(c, MHD_HTTP_BAD_REQUEST,
+					    "refresh: expected seconds, from 0 (never) to %d\n",
+					    MT_HTTP_MAX_SECONDS);
+		pg.refresh = (unsigned)v;
+	}
+	{
+		static const char *const skip[] = { "metric", "refresh", NULL };
+
+		mt_http_query_link(c, skip, pg.rest, sizeof(pg.rest));
+	}
+	ret = make_nonce(pg.nonce);
+	if (ret)
+		return mt_http_fail(c, ret);
 	q.seconds = 0;
 	ret = mt_http_profile(h, &q, &prof);
 	if (ret)
@@ -188,7 +260,13 @@ static enum MHD_Result page(struct mt_http *h, struct MHD_Connection *c)
 	mt_profile_free(&prof);
 	if (ret)
 		return mt_http_fail(c, ret);
-	return mt_http_send(c, MHD_HTTP_OK, "text/html; charset=utf-8", data, len);
+	/* Its script alone (fetching the page again), inline styles, forms
+	 * to itself; nothing from elsewhere, no frame around it. */
+	snprintf(csp, sizeof(csp), "default-src 'none'; script-src 'nonce-%s'; "
+		 "style-src 'unsafe-inline'; img-src 'self'; connect-src 'self'; "
+		 "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+		 pg.nonce);
+	return mt_http_send_html(c, data, len, csp);
 }
 
 struct flame_arg {
@@ -289,63 +367,6 @@ static enum MHD_Result snapshot_file(struct mt_http *h,
 	return mt_http_send_file(c, (char *)e.pb, e.len, file);
 }
 
-/* Snapshot SEQ read back into P, named as its file is. */
-static int read_snapshot(struct mt_http *h, unsigned seq, struct mt_profile *p,
-			 char *name, size_t namelen, char *err, size_t errlen)
-{
-	struct mt_ring_entry e;
-	int ret = mt_ring_get(&h->ring, seq, &e);
-
-	snprintf(name, namelen, "snapshot-%u.pb.gz", seq);
-	if (ret) {
-		snprintf(err, errlen, "no snapshot %u (the last %d are kept)",
-			 seq, MT_RING_SNAPSHOTS);
-		return ret;
-	}
-	ret = mt_pprof_parse(e.pb, e.len, name, NULL, p, err, errlen);
-	free(e.pb);
-	return ret;
-}
-
-static enum MHD_Result diff(struct mt_http *h, struct MHD_Connection *c)
-{
-	const char *as = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "a");
-	const char *bs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "b");
-	struct mt_profile a = { 0 }, b = { 0 };
-	struct mt_render_opts ropts = mt_reports_opts(h->o, false);
-	char an[64], bn[64], err[256], *data = NULL;
-	unsigned long sa, sb;
-	size_t len;
-	int ret;
-
-	if (mt_parse_decimal(as, UINT_MAX, &sa) || !sa ||
-	    mt_parse_decimal(bs, UINT_MAX, &sb) || !sb)
-		return mt_http_text(c, MHD_HTTP_BAD_REQUEST,
-				    "diff: expected ?a=N&b=M, two snapshot numbers\n");
-	ret = read_snapshot(h, (unsigned)sa, &a, an, sizeof(an), err, sizeof(err));
-	if (!ret)
-		ret = read_snapshot(h, (unsigned)sb, &b, bn, sizeof(bn), err,
-				    sizeof(err));
-	if (ret) {
-		mt_profile_free(&a);
-		mt_profile_free(&b);
-		return mt_http_text(c, ret == -ENOENT ? MHD_HTTP_NOT_FOUND
-						      : MHD_HTTP_INTERNAL_SERVER_ERROR,
-				    "diff: %s\n", err);
-	}
-	/* Both are of this trace, whose target (system-wide: the number of
-	 * processes) may have changed: the diff's duration is between them. */
-	memcpy(a.sum.target, b.sum.target, sizeof(a.sum.target));
-	ret = mt_profile_subtract(&b, &a, an);
-	if (!ret)
-		ret = mt_http_text_report(&b, &ropts.text, &data, &len);
-	mt_profile_free(&a);
-	mt_profile_free(&b);
-	if (ret)
-		return mt_http_fail(c, ret);
-	return mt_http_send(c, MHD_HTTP_OK, "text/plain; charset=utf-8", data, len);
-}
-
 static enum MHD_Result take(struct mt_http *h, struct MHD_Connection *c)
 {
 	struct MHD_Response *r;
@@ -383,7 +404,11 @@ enum MHD_Result mt_http_page(struct mt_http *h, struct MHD_Connection *c,
 	if (!strcmp(url, "/report"))
 		return report(h, c);
 	if (!strcmp(url, "/diff"))
-		return diff(h, c);
+		return mt_http_diff(h, c, MT_HTTP_DIFF_PAGE);
+	if (!strcmp(url, "/diff.svg"))
+		return mt_http_diff(h, c, MT_HTTP_DIFF_SVG);
+	if (!strcmp(url, "/diff.txt"))
+		return mt_http_diff(h, c, MT_HTTP_DIFF_TEXT);
 	if (!strncmp(url, "/snapshots/", 11))
 		return snapshot_file(h, c, url + 11);
 	return mt_http_text(c, MHD_HTTP_NOT_FOUND,

@@ -14,14 +14,15 @@
 #include "loop.h"
 #include "pprof_write.h"
 #include "symbolize.h"
+#include "view.h"
 
 /* Does process PID named COMM pass the request's Q and --comm? */
 static bool wanted(const struct mt_http *h, const struct mt_http_query *q,
 		   uint32_t pid, const char *comm)
 {
 	return (!q->pid || pid == q->pid) &&
-	       (!q->comm[0] || !strcmp(comm, q->comm)) &&
-	       (!h->o->comm || !strcmp(comm, h->o->comm));
+	       (!q->comm[0] || mt_comm_match(q->comm, comm)) &&
+	       (!h->o->comm || mt_comm_match(h->o->comm, comm));
 }
 
 static void view_free(struct mt_raw_profile *view)
@@ -134,6 +135,8 @@ int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,
 	if (!ret && (q->pid || q->comm[0]))
 		ret = mt_profile_filter(prof, q->pid,
 					q->comm[0] ? q->comm : NULL);
+	if (!ret) /* pprof's views (?focus= ...), as report's options */
+		ret = mt_profile_view(prof, &q->view);
 	if (ret)
 		mt_profile_free(prof);
 	return ret;
@@ -168,16 +171,19 @@ enum MHD_Result mt_http_profile_fail(struct MHD_Connection *c,
 {
 	if (err != -ESRCH)
 		return mt_http_fail(c, err);
+	bool glob = strpbrk(q->comm, "*?[") != NULL;
+
 	if (q->pid && q->comm[0])
 		return mt_http_text(c, MHD_HTTP_NOT_FOUND,
-				    "no traced process has pid %u and name %s\n",
-				    (unsigned)q->pid, q->comm);
+				    "no traced process has pid %u and %s %s\n",
+				    (unsigned)q->pid,
+				    glob ? "a name matching" : "name", q->comm);
 	if (q->pid)
 		return mt_http_text(c, MHD_HTTP_NOT_FOUND,
 				    "no traced process has pid %u\n",
 				    (unsigned)q->pid);
-	return mt_http_text(c, MHD_HTTP_NOT_FOUND,
-			    "no traced process is named %s\n", q->comm);
+	return mt_http_text(c, MHD_HTTP_NOT_FOUND, "no traced process %s %s\n",
+			    glob ? "has a name matching" : "is named", q->comm);
 }
 
 bool mt_http_sleep(struct mt_http *h, double s)

@@ -20,6 +20,7 @@
 #include "profile.h"
 #include "snapshot_ring.h"
 #include "text.h"
+#include "view.h"
 
 struct mt_symcache;
 struct mt_tracer;
@@ -56,21 +57,34 @@ struct mt_http {
 	struct mt_http_admit admit;
 };
 
-/* A request's query (?seconds= &debug= &pid= &comm= &metric=). */
+/*
+ * A request's query (?seconds= &debug= &pid= &comm= &metric=, and pprof's
+ * views as `memtrace report` takes them: ?focus= &ignore= &hide= &show=
+ * &show_from= &tagfocus= &tagignore=).
+ */
 struct mt_http_query {
 	unsigned seconds;      /* 0: the profile of now */
 	int debug;             /* > 0: text */
 	uint32_t pid;          /* 0: every process */
-	char comm[16];         /* "": any name */
+	char comm[128];        /* "": any name; a name or a glob (--comm's) */
 	enum mt_value metric;  /* text and flame graph; default given */
+	struct mt_view_spec view; /* the request's strings (MHD's), checked */
 };
 
 /*
  * Parse C's query into Q (METRIC its default).  0, or -1 with a reason
- * in ERR (a 400).
+ * in ERR (a 400: one line).
  */
 int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 			struct mt_http_query *q, char *err, size_t errlen);
+
+/*
+ * C's query arguments but those named in SKIP (NULL-terminated) and the
+ * empty ones, for a link in a page: "&amp;key=value..." (URL-encoded,
+ * HTML-escaped; an argument that does not fit in LEN is left out).
+ */
+void mt_http_query_link(struct MHD_Connection *c, const char *const *skip,
+			char *buf, size_t len);
 
 /*
  * Send LEN bytes at DATA (malloc()ed: the response frees it, also on
@@ -78,6 +92,11 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
  */
 enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
 			     const char *type, char *data, size_t len);
+
+/* An HTML page (200), as mt_http_send, with the Content-Security-Policy
+ * CSP. */
+enum MHD_Result mt_http_send_html(struct MHD_Connection *c, char *data,
+				  size_t len, const char *csp);
 
 /* LEN bytes at DATA (malloc()ed, as mt_http_send's) as a file to save,
  * FILENAME (a pprof profile: application/octet-stream, as Go sends it). */

@@ -34,7 +34,7 @@
  * attachment of that name. */
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
 			       const char *type, char *data, size_t len,
-			       const char *filename)
+			       const char *filename, const char *csp)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
@@ -48,6 +48,8 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (csp)
+		MHD_add_response_header(r, "Content-Security-Policy", csp);
 	/* go tool pprof prints the reason of an error so marked. */
 	if (status >= 400)
 		MHD_add_response_header(r, "X-Go-Pprof", "1");
@@ -65,14 +67,21 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status,
 enum MHD_Result mt_http_send(struct MHD_Connection *c, unsigned status,
 			     const char *type, char *data, size_t len)
 {
-	return respond(c, status, type, data, len, NULL);
+	return respond(c, status, type, data, len, NULL, NULL);
+}
+
+enum MHD_Result mt_http_send_html(struct MHD_Connection *c, char *data,
+				  size_t len, const char *csp)
+{
+	return respond(c, MHD_HTTP_OK, "text/html; charset=utf-8", data, len,
+		       NULL, csp);
 }
 
 enum MHD_Result mt_http_send_file(struct MHD_Connection *c, char *data,
 				  size_t len, const char *filename)
 {
 	return respond(c, MHD_HTTP_OK, "application/octet-stream", data, len,
-		       filename);
+		       filename, NULL);
 }
 
 enum MHD_Result mt_http_text(struct MHD_Connection *c, unsigned status,
@@ -135,6 +144,43 @@ int mt_http_text_report(const struct mt_profile *p,
 
 /* ---- the query ---- */
 
+/* pprof's views, named as `memtrace report`'s options are (show_from). */
+static const char *const view_args[MT_VIEW__COUNT] = {
+	[MT_VIEW_FOCUS] = "focus", [MT_VIEW_IGNORE] = "ignore",
+	[MT_VIEW_HIDE] = "hide", [MT_VIEW_SHOW] = "show",
+	[MT_VIEW_SHOW_FROM] = "show_from", [MT_VIEW_TAGFOCUS] = "tagfocus",
+	[MT_VIEW_TAGIGNORE] = "tagignore",
+};
+
+/* The command line's views (--focus ...), checked by the options: what
+ * every answer shows unless its query gives that kind of view itself. */
+static const struct mt_view_spec *cmdline_view;
+
+/* C's ?focus= ... into V, each compiled once to check it. */
+static int view_parse(struct MHD_Connection *c, struct mt_view_spec *v,
+		      char *err, size_t errlen)
+{
+	char why[256];
+
+	memset(v, 0, sizeof(*v));
+	v->quiet = true; /* a request's view matching nothing: its answer */
+	for (int k = 0; k < MT_VIEW__COUNT; k++) {
+		const char *e = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+							    view_args[k]);
+
+		if (!e || !*e) {
+			v->expr[k] = cmdline_view ? cmdline_view->expr[k] : NULL;
+			continue;
+		}
+		if (mt_view_check((enum mt_view_kind)k, e, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s", view_args[k], why);
+			return -1;
+		}
+		v->expr[k] = e;
+	}
+	return 0;
+}
+
 int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 			struct mt_http_query *q, char *err, size_t errlen)
 {
@@ -170,8 +216,12 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 		q->pid = (uint32_t)v;
 	}
 	if (comm && *comm) {
-		if (strlen(comm) >= sizeof(q->comm)) {
-			snprintf(err, errlen, "comm: a process name has at most 15 characters");
+		bool glob = strpbrk(comm, "*?[") != NULL;
+
+		if (strlen(comm) >= (glob ? sizeof(q->comm) : 16)) {
+			snprintf(err, errlen, glob ? "comm: a glob of at most %zu characters"
+						   : "comm: a process name has at most 15 characters",
+				 sizeof(q->comm) - 1);
 			return -1;
 		}
 		snprintf(q->comm, sizeof(q->comm), "%s", comm);
@@ -180,7 +230,61 @@ int mt_http_query_parse(struct MHD_Connection *c, enum mt_value metric,
 		snprintf(err, errlen, "metric: expected inuse_space, inuse_objects, alloc_space or alloc_objects");
 		return -1;
 	}
-	return 0;
+	return view_parse(c, &q->view, err, errlen);
+}
+
+/* ---- links ---- */
+
+struct link {
+	const char *const *skip;
+	char *buf;
+	size_t len, off;
+};
+
+/* S URL-encoded, then HTML-escaped (only & needs it) into L. */
+static void link_put(struct link *l, const char *s)
+{
+	for (; *s && l->off + 4 < l->len; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= 'A' && ch <= 'Z') || strchr("-_.~", ch))
+			l->buf[l->off++] = (char)ch;
+		else
+			l->off += (size_t)snprintf(l->buf + l->off, l->len - l->off,
+						   "%%%02X", ch);
+	}
+	l->buf[l->off] = '\0';
+}
+
+static enum MHD_Result link_arg(void *cls, enum MHD_ValueKind kind,
+				const char *key, const char *value)
+{
+	struct link *l = cls;
+	size_t need = strlen(key) * 3 + (value ? strlen(value) * 3 : 0) + 8;
+
+	(void)kind;
+	for (const char *const *s = l->skip; *s; s++)
+		if (!strcmp(key, *s))
+			return MHD_YES;
+	if (!value || !*value)
+		return MHD_YES;
+	if (l->off + need >= l->len) /* too long: left out whole */
+		return MHD_YES;
+	l->off += (size_t)snprintf(l->buf + l->off, l->len - l->off, "&amp;");
+	link_put(l, key);
+	l->buf[l->off++] = '=';
+	link_put(l, value);
+	return MHD_YES;
+}
+
+void mt_http_query_link(struct MHD_Connection *c, const char *const *skip,
+			char *buf, size_t len)
+{
+	struct link l = { skip, buf, len, 0 };
+
+	buf[0] = '\0';
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, link_arg, &l);
 }
 
 /* ---- routes ---- */
@@ -530,6 +634,7 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 	if (!h)
 		return mt_fail("--http: %s", strerror(ENOMEM));
 	h->o = o;
+	cmdline_view = &o->view;
 	h->bridge.efd = -1;
 	h->admit.efd = -1;
 	pthread_mutex_init(&h->sym_lock, NULL);

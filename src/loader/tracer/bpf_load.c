@@ -174,6 +174,29 @@ static void heap_release(void)
 	malloc_trim(0);
 }
 
+/*
+ * For tests: MEMTRACE_THREAD_SLOTS=N (a power of two up to 2^20) slots of
+ * per-thread state instead of 8,192 (bpf/thread_slots.h); with 1, most
+ * threads keep theirs in task storage.  Anything else: the default (as
+ * MEMTRACE_LINKS, a knob for tests and benchmarks).
+ */
+static void thread_slots_size(struct memleak_bpf *skel)
+{
+	const char *env = getenv("MEMTRACE_THREAD_SLOTS");
+	char *end;
+	unsigned long n;
+
+	if (!env)
+		return;
+	errno = 0;
+	n = strtoul(env, &end, 10);
+	if (errno || end == env || *end || n == 0 || n > (1UL << 20) ||
+	    (n & (n - 1)))
+		return;
+	bpf_map__set_max_entries(skel->maps.threads, (__u32)n);
+	skel->rodata->thread_slot_mask = (__u32)n - 1;
+}
+
 /* Open and load the BPF object for links of MODE.  -errno. */
 static int load_bpf(const struct mt_options *o, bool follow_only,
 		    enum mt_link_mode mode, struct memleak_bpf **out)
@@ -202,6 +225,7 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	 * they were made on demand (what that costs per call). */
 	if (getenv("MEMTRACE_PREALLOC_ALLOCS"))
 		bpf_map__set_map_flags(skel->maps.allocs, 0);
+	thread_slots_size(skel);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
 	skel->rodata->sample_bytes = o->sample_bytes;

@@ -122,6 +122,9 @@ static int start_family(struct mt_tracer *tr)
 				      &t->objs);
 	if (!ret)
 		ret = mt_follow_add(tr->skel, (uint32_t)t->pid);
+	/* Held at ld.so's hook as it loads, and at each dlopen. */
+	if (!ret)
+		ret = mt_follow_hold(tr->skel, (uint32_t)t->pid, MT_HOLD_DLOPEN);
 	if (!ret)
 		ret = mt_follow_attach(tr->skel, true);
 	if (!ret) {
@@ -148,6 +151,7 @@ static void one_new_files(void *arg)
 	struct mt_target *t = tr->t;
 	struct mt_objects now;
 	const char *fam;
+	int err;
 
 	if (mt_objects_of_pid(t->pid, &now))
 		return;
@@ -159,27 +163,33 @@ static void one_new_files(void *arg)
 			continue;
 		/* A jemalloc or tcmalloc loaded later: its malloc family too. */
 		fam = mt_allocator_family(mt_object_name(&now.v[i]));
-		if (mt_probes_attach_object(&tr->probes, tr->skel, &now.v[i],
-					    fam && strcmp(fam, "glibc") != 0,
-					    tr->o->symbol_prefix))
+		err = mt_probes_attach_object(&tr->probes, tr->skel, &now.v[i],
+					      fam && strcmp(fam, "glibc") != 0,
+					      tr->o->symbol_prefix);
+		if (err && err != -ENOENT) /* -ENOENT: none there to probe */
 			fprintf(stderr, "memtrace: cannot probe %s: new/delete there are not traced\n",
 				now.v[i].shown);
 	}
 	mt_objects_free(&now);
 }
 
-/* The command's own allocator line, after an exec of its main process. */
+/* The allocator of the image PID exec'd, for the allocator line. */
 static void name_allocator(struct mt_tracer *tr, pid_t pid,
 			   const struct mt_objects *objs)
 {
 	struct mt_allocator a;
 
-	if (!tr->t || pid != tr->t->pid ||
+	char name[MT_PROC_ALLOC_NAME];
+
+	if (!tr->t ||
 	    (mt_allocator_choose(objs, tr->o->allocator, tr->o->symbol_prefix, &a) &&
 	     mt_allocator_choose(objs, NULL, tr->o->symbol_prefix, &a)))
 		return;
-	snprintf(tr->main_alloc, sizeof(tr->main_alloc), "%s %s", a.kind,
-		 objs->v[a.index].shown);
+	snprintf(name, sizeof(name), "%s %s", a.kind, objs->v[a.index].shown);
+	if (mt_proc_allocs_set(&tr->allocs, (uint32_t)pid, objs->v[a.index].dev,
+			       objs->v[a.index].ino, name))
+		fprintf(stderr, "memtrace: out of memory naming pid %d's allocator\n",
+			(int)pid);
 }
 
 /* Whether process PID's root is memtrace's (not in a chroot or container). */
@@ -221,6 +231,31 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 }
 
 /*
+ * A followed process called ld.so's hook once loaded: a dlopen (or a
+ * dlclose) is mapping or has mapped libraries.  Held there, before any
+ * code of theirs runs, the files it maps now are looked at: the new/delete
+ * of a C++ plugin's libstdc++ or a jemalloc get their probes, each new
+ * file its unwind table, and its mappings are read for the report.  The
+ * allocations the library makes as it starts are traced, whole stacks.
+ */
+static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
+{
+	struct mt_objects objs;
+	double t0 = mt_loop_now();
+
+	if (mt_objects_of_pid(pid, &objs))
+		return;
+	mt_family_update(&tr->fam, tr->skel, (uint32_t)pid, &objs);
+	mt_system_read_maps(&tr->sys, (uint32_t)pid);
+	mt_unwinder_add_process(&tr->uw, pid);
+	mt_unwinder_wait(&tr->uw);
+	if (tr->o->verbose)
+		fprintf(stderr, "memtrace: pid %d held at ld.so's hook after its start %.1f ms: %zu files\n",
+			(int)pid, (mt_loop_now() - t0) * 1e3, objs.n);
+	mt_objects_free(&objs);
+}
+
+/*
  * A process held at ld.so's hook (follow.h): at the first call ld.so has
  * mapped nothing yet; at the next, every library it loads at start-up
  * (LD_PRELOAD too) is there, and no code of the program has run.  Its
@@ -231,11 +266,17 @@ static bool on_dl_hold(void *arg, pid_t pid)
 	struct mt_tracer *tr = arg;
 	struct mt_objects objs;
 	double t0 = mt_loop_now();
+	uint8_t held;
 
-	uint8_t held = mt_follow_held(tr->skel, (uint32_t)pid);
-
+	if (!mt_follow_hold_taken(tr->skel, (uint32_t)pid))
+		return false; /* the program's own signal */
+	held = mt_follow_held(tr->skel, (uint32_t)pid);
 	if (!held)
-		return false;
+		return true; /* sent before its hold ended */
+	if (held == MT_HOLD_DLOPEN) {
+		dlopen_stop(tr, pid);
+		return true;
+	}
 	if (mt_objects_of_pid(pid, &objs)) {
 		mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 		return true;
@@ -246,13 +287,15 @@ static bool on_dl_hold(void *arg, pid_t pid)
 		mt_objects_free(&objs);
 		return true;
 	}
-	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
+	/* Following, held at its dlopens from now on. */
+	mt_follow_hold(tr->skel, (uint32_t)pid,
+		       tr->kind == MT_TRACER_FAMILY ? MT_HOLD_DLOPEN : 0);
 	if (tr->kind == MT_TRACER_FAMILY &&
 	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs, true, false))
 		fprintf(stderr, "memtrace: cannot probe pid %d once ld.so loaded it: not traced\n",
 			(int)pid);
 	name_allocator(tr, pid, &objs);
-	mt_unwinder_add_objects(&tr->uw, &objs);
+	mt_unwinder_add_process(&tr->uw, pid);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d held at ld.so's hook %.1f ms: %zu files\n",
@@ -277,6 +320,7 @@ static void on_exec(void *arg, pid_t pid)
 	double t0 = mt_loop_now(), t1, t2;
 	unsigned long former;
 	bool loading = false;
+	int err;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -300,10 +344,10 @@ static void on_exec(void *arg, pid_t pid)
 	t1 = mt_loop_now();
 	/* Following, its probes are for its new image now. */
 	if (tr->kind == MT_TRACER_FAMILY &&
-	    mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
-			   former == (unsigned long)pid, loading))
-		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced\n",
-			(int)pid, exe);
+	    (err = mt_family_exec(&tr->fam, tr->skel, (uint32_t)pid, &objs,
+				  former == (unsigned long)pid, loading)) != 0)
+		fprintf(stderr, "memtrace: cannot probe pid %d after its exec of %s: not traced (%s)\n",
+			(int)pid, exe, strerror(-err));
 	/* Held at ld.so's hook until its libraries are mapped (on_dl_hold). */
 	if (tr->kind == MT_TRACER_FAMILY && loading) {
 		mt_follow_hold(tr->skel, (uint32_t)pid, 1);
@@ -360,17 +404,47 @@ static void family_new_child(void *arg, pid_t pid)
 				MT_MAX_PROCS, (int)pid);
 		return;
 	}
-	if (mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent))
-		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced\n",
-			(int)pid, parent);
+	int err = mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent);
+	if (err)
+		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced (%s)\n",
+			(int)pid, parent, strerror(-err));
 }
+
+static void family_cxx(struct mt_tracer *tr);
 
 /* A descendant has exited: its probes go. */
 static void family_gone(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
 
+	family_cxx(tr); /* what it probed, for the allocator line */
 	mt_family_release(&tr->fam, (uint32_t)pid);
+	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
+}
+
+/*
+ * ld.so's hook told of a dlopen by process PID (the unwinder's ring): -p
+ * and system-wide, the files it maps now are looked at at once, not at
+ * the next refresh (100 ms) or scan (1 s), so that the new/delete or the
+ * allocator a library brings is probed about as it is mapped.  (-- CMD
+ * holds the process at the hook instead: on_dl_hold.)
+ */
+static void on_dlopen(void *arg, pid_t pid)
+{
+	struct mt_tracer *tr = arg;
+	double t0 = mt_loop_now();
+
+	if (tr->stopped)
+		return;
+	if (tr->kind == MT_TRACER_SYSTEM) {
+		mt_system_look_at(&tr->sys, tr->skel, &tr->probes, (uint32_t)pid);
+	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid &&
+		   mt_modules_refresh(&tr->proc, true) > 0) {
+		one_new_files(tr);
+	}
+	if (tr->o->verbose)
+		fprintf(stderr, "memtrace: pid %d dlopen, looked at in %.1f ms\n",
+			(int)pid, (mt_loop_now() - t0) * 1e3);
 }
 
 /* ---- start, run, collect, stop ---- */
@@ -381,6 +455,8 @@ static int init_unwinder(struct mt_tracer *tr)
 				   tr->o->unwind != MT_UNWIND_FP, tr->o->verbose);
 
 	tr->uw_on = true;
+	tr->uw.on_dlopen = on_dlopen;
+	tr->uw.dlopen_ctx = tr;
 	if (ret)
 		return mt_fail("cannot map the unwind tables: %s", strerror(-ret));
 	tr->s.on_tick = unwinder_tick;
@@ -426,6 +502,9 @@ static int start_target(struct mt_tracer *tr)
 		ret = init_unwinder(tr);
 	if (ret)
 		return ret;
+	/* -p: its files as the stack walk will know them (overlayfs). */
+	if (!t->is_child)
+		mt_unwinder_add_process(&tr->uw, t->pid);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->kind == MT_TRACER_FAMILY) {
 		ret = start_family(tr);
@@ -517,19 +596,58 @@ const struct mt_probes *mt_tracer_probes(struct mt_tracer *tr)
 	return p ? p : &tr->probes;
 }
 
-/* Where new/delete are probed for the target (following, the command's
- * own probes, which follow its dlopens and execs). */
+/* Whether the list LIST ("a, b, c") holds the N bytes at ITEM. */
+static bool listed(const char *list, const char *item, size_t n)
+{
+	while (*list) {
+		size_t k = strcspn(list, ",");
+
+		if (k == n && !strncmp(list, item, n))
+			return true;
+		list += k;
+		list += strspn(list, ", ");
+	}
+	return false;
+}
+
+/* Add to tr->cxx the files whose new/delete each process of the family
+ * has probed (those of processes gone were added as they went). */
+static void family_cxx(struct mt_tracer *tr)
+{
+	for (size_t i = 0; i < tr->fam.n; i++) {
+		const char *c = tr->fam.v[i].probes.cxx;
+
+		while (*c) {
+			size_t n = strcspn(c, ","), have = strlen(tr->cxx);
+
+			if (!listed(tr->cxx, c, n))
+				snprintf(tr->cxx + have, sizeof(tr->cxx) - have,
+					 "%s%.*s", have ? ", " : "", (int)n, c);
+			c += n;
+			c += strspn(c, ", ");
+		}
+	}
+}
+
+/* Where new/delete are probed for the target (following, in any of its
+ * processes). */
 static const char *probed_cxx(struct mt_tracer *tr)
 {
 	const struct mt_probes *p = mt_tracer_probes(tr);
 
 	if (tr->stopped)
 		return tr->cxx;
+	if (tr->kind == MT_TRACER_FAMILY) {
+		family_cxx(tr);
+		return tr->cxx;
+	}
 	return p ? p->cxx : tr->probes.cxx;
 }
 
 void mt_tracer_stop(struct mt_tracer *tr)
 {
+	const char *cxx;
+
 	if (tr->stopped)
 		return;
 	/* The maps keep this instant, whatever the probes see while they
@@ -538,7 +656,9 @@ void mt_tracer_stop(struct mt_tracer *tr)
 	if (tr->s.stop == MT_STOP_ERROR)
 		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 			strerror(tr->s.error));
-	snprintf(tr->cxx, sizeof(tr->cxx), "%s", probed_cxx(tr));
+	cxx = probed_cxx(tr);
+	if (cxx != tr->cxx)
+		snprintf(tr->cxx, sizeof(tr->cxx), "%s", cxx);
 	if (mt_tracer_probes(tr))
 		tr->nstepped = mt_probes_stepped(mt_tracer_probes(tr),
 						 &tr->nprobed);
@@ -608,6 +728,11 @@ static const char *family_comm(const struct mt_system *sys, pid_t pid,
 	return dflt;
 }
 
+static const char *comm_of_pid(void *arg, uint32_t pid)
+{
+	return family_comm(arg, (pid_t)pid, "?");
+}
+
 /* The header's target and allocator lines. */
 static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 {
@@ -632,10 +757,23 @@ static void describe(struct mt_tracer *tr, struct mt_summary *sum)
 	else
 		snprintf(sum->target, sizeof(sum->target), "pid %d (%s)",
 			 (int)t->pid, tr->proc.comm);
-	if (tr->main_alloc[0]) /* what its exec'd image uses */
+	if (tr->allocs.n) { /* what each exec'd image uses */
+		char line[sizeof(sum->allocator) - 1100];
+
+		const struct mt_object *ao = mt_allocator_object(&t->alloc, &t->objs);
+
+		if (!mt_proc_allocs_of(&tr->allocs, (uint32_t)t->pid)) {
+			snprintf(line, sizeof(line), "%s %s", t->alloc.kind,
+				 mt_target_alloc_name(t));
+			(void)mt_proc_allocs_set(&tr->allocs, (uint32_t)t->pid,
+						 ao ? ao->dev : 0, ao ? ao->ino : 0,
+						 line);
+		}
+		mt_proc_allocs_line(&tr->allocs, (uint32_t)t->pid, comm_of_pid,
+				    &tr->sys, line, sizeof(line));
 		snprintf(sum->allocator, sizeof(sum->allocator), "%s%s%s",
-			 tr->main_alloc, cxx[0] ? "; C++ new/delete in " : "", cxx);
-	else
+			 line, cxx[0] ? "; C++ new/delete in " : "", cxx);
+	} else
 		snprintf(sum->allocator, sizeof(sum->allocator), "%s %s%s%s",
 			 t->alloc.kind, mt_target_alloc_name(t),
 			 cxx[0] ? "; C++ new/delete in " : "", cxx);
@@ -722,6 +860,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	mt_process_free_mods(&tr->proc);
 	mt_system_free(&tr->sys);
 	mt_libs_cache_free(&tr->libs);
+	mt_proc_allocs_free(&tr->allocs);
 	mt_bpf_cost_end(tr->cost_fd);
 	tr->cost_fd = -1;
 	tr->skel = NULL;

@@ -22,6 +22,7 @@
 #include "libs_cache.h"
 #include "options.h"
 #include "probes.h"
+#include "proc_allocators.h"
 #include "profile.h"
 #include "session.h"
 #include "snapshot.h"
@@ -59,7 +60,7 @@ struct mt_tracer {
 					the target, single-stepped probes */
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
-	char main_alloc[600];        /* the command's allocator after an exec */
+	struct mt_proc_allocs allocs; /* each exec'd image's allocator */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* unwinder.c: compiling unwind tables into the BPF unwinder's maps. */
 #include "unwinder.h"
+#include "vma_files.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,7 @@ int mt_unwinder_init(struct mt_unwinder *u, struct memleak_bpf *skel, bool on,
 		return ret;
 	if (!u->on)
 		return 0;
+	u->skel = skel;
 	ret = mt_map_chunks_init(&rows, bpf_map__fd(skel->maps.unwind_rows),
 				 "uw_rows", sizeof(struct mt_unwind_row),
 				 1U << MT_UW_ROWS_CHUNK_SHIFT,
@@ -400,6 +403,8 @@ static int on_missing(void *ctx, void *data, size_t size)
 	if (!m.file.dev && !m.file.ino) {
 		/* A dlopen: every new file, before a stack meets it. */
 		mt_unwinder_add_process(u, (pid_t)m.pid);
+		if (u->on_dlopen)
+			u->on_dlopen(u->dlopen_ctx, (pid_t)m.pid);
 		return 0;
 	}
 	/* The mapping itself: right in containers, and for deleted files. */
@@ -420,15 +425,62 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid)
 		bpf_map_delete_elem(u->vmas_fd, &key);
 }
 
+/* Whether the table of KEY is asked for, loaded or failed already. */
+static bool known_locked(struct mt_unwinder *u, const struct mt_file_key *key)
+{
+	bool k;
+
+	pthread_mutex_lock(&u->lock);
+	k = known(u, key->dev, key->ino);
+	pthread_mutex_unlock(&u->lock);
+	return k;
+}
+
+/*
+ * Each file process PID maps executable, under the key the stack walk
+ * will look for (the kernel's, from the vma_files iterator: on overlayfs
+ * not the one stat() gives), read through the mapping itself.  -errno
+ * when the iterator cannot say.
+ */
+static int add_mapped(struct mt_unwinder *u, pid_t pid)
+{
+	struct mt_vma_file *v;
+	char path[96], name[PATH_MAX];
+	size_t n;
+	int ret = u->skel ? mt_vma_files(u->skel, pid, &v, &n) : -EOPNOTSUPP;
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		ssize_t len;
+		int fd;
+
+		if (known_locked(u, &v[i].file))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)v[i].start, (unsigned long long)v[i].end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = readlink(path, name, sizeof(name) - 1);
+		name[len > 0 ? len : 0] = '\0';
+		add_file(u, fd, &v[i].file, len > 0 ? name : path);
+	}
+	free(v);
+	return 0;
+}
+
 void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid)
 {
 	struct mt_objects objs;
 
-	if (mt_objects_of_pid(pid, &objs))
+	if (!u->on)
 		return;
-	mt_unwinder_add_objects(u, &objs);
+	if (add_mapped(u, pid) && mt_objects_of_pid(pid, &objs) == 0) {
+		mt_unwinder_add_objects(u, &objs);
+		mt_objects_free(&objs);
+	}
 	mt_unwinder_forget(u, pid);
-	mt_objects_free(&objs);
 }
 
 int mt_unwinder_fd(const struct mt_unwinder *u)

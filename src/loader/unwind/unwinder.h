@@ -61,6 +61,13 @@ struct mt_unwinder {
 	 * mt_unwinder_wait()). */
 	uint64_t total_rows, build_ns;
 	uint32_t full;            /* tables that did not fit */
+	/* Called (when set) as ld.so's hook tells of process PID's dlopen,
+	 * after its new files' tables are asked for. */
+	void (*on_dlopen)(void *ctx, pid_t pid);
+	void *dlopen_ctx;
+	/* Set by mt_unwinder_init(): its vma_files iterator names a
+	 * process's files as the stack walk will (vma_files.h). */
+	const struct memleak_bpf *skel;
 };
 
 /* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */

@@ -464,6 +464,8 @@ static bool view_sample(struct view *v, const struct mt_profile *p,
 
 static void warn_unmatched(const struct view *v)
 {
+	if (v->spec->quiet)
+		return;
 	for (int k = 0; k < MT_VIEW__COUNT; k++)
 		if (v->have[k] && !v->matched[k])
 			fprintf(stderr, "memtrace: %s '%s' matched no samples\n",

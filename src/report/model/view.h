@@ -39,6 +39,7 @@ enum mt_view_kind {
 /* The expressions given, by kind (NULL: not given). */
 struct mt_view_spec {
 	const char *expr[MT_VIEW__COUNT];
+	bool quiet;   /* say nothing on standard error (--http's requests) */
 };
 
 /* Is any view asked for? */
@@ -55,7 +56,7 @@ int mt_view_check(enum mt_view_kind kind, const char *expr, char *err,
  * Apply S to P: samples dropped, frames removed, the blocks of dropped
  * samples dropped, the header's totals summed again from what is left.
  * An expression that matched nothing is said on standard error, as pprof
- * does.  Returns 0, -ENOMEM, or -EINVAL (an expression does not compile:
+ * does (unless S->quiet).  Returns 0, -ENOMEM, or -EINVAL (an expression does not compile:
  * checked by mt_view_check first).
  */
 int mt_profile_view(struct mt_profile *p, const struct mt_view_spec *s);

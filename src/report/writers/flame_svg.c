@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flame_svg_script.h"
@@ -216,6 +217,52 @@ static void put_fill(FILE *out, const char *name, enum mt_flame_kind kind)
 	}
 }
 
+/*
+ * A frame of a difference: red when what is under it grew, blue when it
+ * shrank, white when it did not change in all (as flamegraph.pl's
+ * difffolded colours); the deeper, the larger DELTA against MAX, the
+ * largest |delta| of any frame.
+ */
+static void put_diff_fill(FILE *out, int64_t delta, int64_t max)
+{
+	double r = max > 0 ? fabs((double)delta) / (double)max : 0;
+	int light = 225 - (int)(185 * (r > 1 ? 1 : r));
+
+	if (delta > 0)
+		fprintf(out, "rgb(255,%d,%d)", light, light);
+	else if (delta < 0)
+		fprintf(out, "rgb(%d,%d,255)", light, light);
+	else
+		fputs("rgb(235,235,235)", out);
+}
+
+/* "+1.50KiB (+1536 bytes)", "-12 objects": a change, signed. */
+static void put_change(FILE *out, int64_t v, bool bytes)
+{
+	char buf[32];
+
+	if (!bytes) {
+		fprintf(out, "%+" PRId64 " object%s", v, v == 1 || v == -1 ? "" : "s");
+		return;
+	}
+	mt_format_bytes(buf, sizeof(buf), v, MT_UNIT_AUTO);
+	fprintf(out, "%s%s (%+" PRId64 " byte%s)", v > 0 ? "+" : "", buf, v,
+		v == 1 || v == -1 ? "" : "s");
+}
+
+/* "+1.50KiB", "-12": a change in few characters. */
+static void put_short_change(FILE *out, int64_t v, bool bytes)
+{
+	char buf[32];
+
+	if (!bytes) {
+		fprintf(out, "%+" PRId64, v);
+		return;
+	}
+	fprintf(out, "%s%s", v > 0 ? "+" : "",
+		mt_format_bytes(buf, sizeof(buf), v, MT_UNIT_AUTO));
+}
+
 /* --- the document ------------------------------------------------------- */
 
 struct doc {
@@ -227,6 +274,9 @@ struct doc {
 	unsigned rows;     /* depths drawn */
 	int height;
 	bool embedded;     /* inside an HTML page: no XML declaration, no script */
+	bool diff;         /* a difference: widths |change|, colours its sign */
+	int64_t max_delta; /* of the frames drawn, the largest |delta| */
+	int64_t grew, shrank; /* the samples' increases, decreases (> 0) */
 };
 
 static bool drawn(const struct mt_flame_tree *t, const struct mt_flame_node *n)
@@ -261,7 +311,7 @@ static void put_head(const struct doc *d, size_t ndrawn, size_t elided)
 		MT_FLAME_WIDTH, d->height, MT_FLAME_WIDTH, d->height,
 		d->t->total, d->bytes ? "bytes" : "objects", what_of(d->metric),
 		XPAD, DRAW_W, MT_FLAME_MIN_WIDTH, CHAR_W);
-	fputs("<title>memtrace flame graph: ", out);
+	fprintf(out, "<title>memtrace %sflame graph: ", d->diff ? "differential " : "");
 	put_subject(d);
 	fputs("</title>\n", out);
 	fprintf(out, "<desc>memtrace %s flame graph of %s: %zu stacks, %zu frames "
@@ -272,15 +322,30 @@ static void put_head(const struct doc *d, size_t ndrawn, size_t elided)
 	fprintf(out, "<style><![CDATA[\n%s]]></style>\n", mt_flame_svg_style);
 	fprintf(out, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\"/>\n",
 		MT_FLAME_WIDTH, d->height);
-	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">Flame graph of %s</text>\n",
-		MT_FLAME_WIDTH / 2, what_of(d->metric));
+	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">%s of %s</text>\n",
+		MT_FLAME_WIDTH / 2,
+		d->diff ? "Differential flame graph" : "Flame graph",
+		what_of(d->metric));
 	fprintf(out, "<text id=\"subtitle\" x=\"%d\" y=\"44\">", MT_FLAME_WIDTH / 2);
-	if (s->target[0]) {
+	if (s->target[0] && !d->diff) { /* a diff's says what less what: long */
 		put_text(out, s->target, SIZE_MAX);
 		fputs(": ", out);
 	}
-	put_value(out, d->t->total, d->bytes);
-	fprintf(out, " in %zu stack%s", d->t->nstacks, d->t->nstacks == 1 ? "" : "s");
+	if (d->diff) {
+		fputs("net ", out);
+		put_short_change(out, d->grew - d->shrank, d->bytes);
+		fputs(": grew ", out);
+		put_short_change(out, d->grew, d->bytes);
+		fputs(", shrank ", out);
+		put_short_change(out, -d->shrank, d->bytes);
+		fprintf(out, " in %zu stack%s (red grew, blue shrank; width: "
+			"how much changed)", d->t->nstacks,
+			d->t->nstacks == 1 ? "" : "s");
+	} else {
+		put_value(out, d->t->total, d->bytes);
+		fprintf(out, " in %zu stack%s", d->t->nstacks,
+			d->t->nstacks == 1 ? "" : "s");
+	}
 	if (s->sample_bytes)
 		fprintf(out, ", estimated from samples (one per %s allocated)",
 			mt_format_bytes(buf, sizeof(buf), (int64_t)s->sample_bytes,
@@ -306,16 +371,28 @@ static void put_frame(const struct doc *d, const struct mt_flame_node *n)
 	double w = (double)DRAW_W * (double)n->value / (double)d->t->total;
 	int y = TOP + (int)(d->rows - 1 - n->depth) * FRAME_H;
 
-	fprintf(out, "<g data-x=\"%" PRId64 "\" data-v=\"%" PRId64 "\"><title>",
+	fprintf(out, "<g data-x=\"%" PRId64 "\" data-v=\"%" PRId64 "\"",
 		n->x, n->value);
+	if (d->diff)
+		fprintf(out, " data-d=\"%" PRId64 "\"", n->delta);
+	fputs("><title>", out);
 	put_text(out, name, SIZE_MAX);
 	putc('\n', out);
-	put_value(out, n->value, d->bytes);
-	fprintf(out, ", %.2f%% of %s</title>", share(n->value, d->t->total),
-		what_of(d->metric));
+	if (d->diff) {
+		put_change(out, n->delta, d->bytes);
+		fprintf(out, " net, of %.2f%% of all the change in %s</title>",
+			share(n->value, d->t->total), what_of(d->metric));
+	} else {
+		put_value(out, n->value, d->bytes);
+		fprintf(out, ", %.2f%% of %s</title>",
+			share(n->value, d->t->total), what_of(d->metric));
+	}
 	fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"",
 		x, y, w, FRAME_H - 1);
-	put_fill(out, name, n->kind);
+	if (d->diff)
+		put_diff_fill(out, n->delta, d->max_delta);
+	else
+		put_fill(out, name, n->kind);
 	fprintf(out, "\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">", x + 3, y + 11);
 	put_label(out, name, w);
 	fputs("</text></g>\n", out);
@@ -330,17 +407,26 @@ static void put_nothing(const struct doc *d)
 
 static int write_svg(FILE *out, const struct mt_profile *p,
 		     enum mt_value metric, struct mt_flame_svg_stats *stats,
-		     bool embedded)
+		     bool embedded, bool diff)
 {
 	struct mt_flame_tree t;
 	struct doc d = { .out = out, .p = p, .t = &t, .metric = metric,
 			 .bytes = mt_value_is_bytes(metric),
-			 .embedded = embedded };
+			 .embedded = embedded, .diff = diff };
 	size_t ndrawn = 0, elided = 0;
-	int ret = mt_flame_tree_build(&t, p, metric);
+	int ret = diff ? mt_flame_tree_build_diff(&t, p, metric)
+		       : mt_flame_tree_build(&t, p, metric);
 
 	if (ret)
 		return ret;
+	for (size_t i = 0; diff && i < p->nsamples; i++) {
+		int64_t v = p->samples[i].v[metric];
+
+		if (v > 0)
+			d.grew += v;
+		else if (v < 0)
+			d.shrank -= v;
+	}
 	/* An empty profile has its root alone, of value 0: nothing drawn. */
 	for (size_t i = 0; i < t.nnodes && t.total > 0; i++) {
 		if (!drawn(&t, &t.nodes[i])) {
@@ -348,6 +434,8 @@ static int write_svg(FILE *out, const struct mt_profile *p,
 			continue;
 		}
 		ndrawn++;
+		if (llabs(t.nodes[i].delta) > d.max_delta)
+			d.max_delta = llabs(t.nodes[i].delta);
 		if (t.nodes[i].depth + 1 > d.rows)
 			d.rows = t.nodes[i].depth + 1;
 	}
@@ -378,11 +466,17 @@ static int write_svg(FILE *out, const struct mt_profile *p,
 int mt_write_flame_svg(FILE *out, const struct mt_profile *p,
 		       enum mt_value metric, struct mt_flame_svg_stats *stats)
 {
-	return write_svg(out, p, metric, stats, false);
+	return write_svg(out, p, metric, stats, false, false);
 }
 
 int mt_write_flame_svg_embedded(FILE *out, const struct mt_profile *p,
 				enum mt_value metric)
 {
-	return write_svg(out, p, metric, NULL, true);
+	return write_svg(out, p, metric, NULL, true, false);
+}
+
+int mt_write_flame_svg_diff(FILE *out, const struct mt_profile *p,
+			    enum mt_value metric, bool embedded)
+{
+	return write_svg(out, p, metric, NULL, embedded, true);
 }

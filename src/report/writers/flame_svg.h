@@ -47,4 +47,15 @@ int mt_write_flame_svg(FILE *out, const struct mt_profile *p,
 int mt_write_flame_svg_embedded(FILE *out, const struct mt_profile *p,
 				enum mt_value metric);
 
+/*
+ * The differential flame graph of P, a profile less a base (diff.h), as
+ * flamegraph.pl's difffolded draws one: a frame's width is how much
+ * changed under it (the sum of |METRIC|: what shrank is drawn too), its
+ * colour red when that grew, blue when it shrank, deeper the more (its
+ * <g> has data-d, the signed change).  EMBEDDED: for an HTML page, as
+ * mt_write_flame_svg_embedded.
+ */
+int mt_write_flame_svg_diff(FILE *out, const struct mt_profile *p,
+			    enum mt_value metric, bool embedded);
+
 #endif

@@ -246,15 +246,20 @@ static int grow_tree(struct builder *b, enum mt_value metric)
 	ret = path ? add_node(b, 0, MT_FLAME_NONE, MT_FLAME_ROOT, &path[0]) : -ENOMEM;
 	for (size_t j = 0; j < b->nkept && ret == 0; j++) {
 		const struct kept *k = &b->kept[j];
-		int64_t v = b->p->samples[k->sample].v[metric];
+		int64_t d = b->p->samples[k->sample].v[metric];
+		int64_t v = d >= 0 ? d : d == INT64_MIN ? INT64_MAX : -d;
 		size_t n = seq_len(b, k);
 
 		plen = 1 + (j ? common(b, &b->kept[j - 1], k) : 0);
 		for (; plen <= n && ret == 0; plen++)
 			ret = add_node(b, seq_name(b, k, plen - 1), path[plen - 1],
 				       seq_kind(b, k, plen - 1), &path[plen]);
-		for (size_t i = 0; i < plen && ret == 0; i++)
-			t->nodes[path[i]].value = add_sat(t->nodes[path[i]].value, v);
+		for (size_t i = 0; i < plen && ret == 0; i++) {
+			struct mt_flame_node *node = &t->nodes[path[i]];
+
+			node->value = add_sat(node->value, v);
+			node->delta = add_sat(node->delta, d);
+		}
 	}
 	if (ret == 0) {
 		cursor = calloc(t->nnodes, sizeof(*cursor));
@@ -272,8 +277,8 @@ static int grow_tree(struct builder *b, enum mt_value metric)
 	return ret;
 }
 
-int mt_flame_tree_build(struct mt_flame_tree *t, const struct mt_profile *p,
-			enum mt_value metric)
+static int build(struct mt_flame_tree *t, const struct mt_profile *p,
+		 enum mt_value metric, bool diff)
 {
 	struct builder b = { .t = t, .p = p, .multi = p->nprocs > 1 };
 	uint32_t root;
@@ -293,9 +298,9 @@ int mt_flame_tree_build(struct mt_flame_tree *t, const struct mt_profile *p,
 	for (size_t i = 0; i < p->nsamples && ret == 0; i++) {
 		int64_t v = p->samples[i].v[metric];
 
-		if (v < 0) {
+		if (v < 0 && !diff) {
 			t->left_out = add_sat(t->left_out, v == INT64_MIN ? INT64_MAX : -v);
-		} else if (v > 0) {
+		} else if (v != 0) {
 			b.kept[b.nkept].sample = i;
 			ret = name_sample(&b, &p->samples[i], &b.kept[b.nkept++]);
 		}
@@ -316,6 +321,18 @@ cleanup:
 	if (ret)
 		mt_flame_tree_free(t);
 	return ret;
+}
+
+int mt_flame_tree_build(struct mt_flame_tree *t, const struct mt_profile *p,
+			enum mt_value metric)
+{
+	return build(t, p, metric, false);
+}
+
+int mt_flame_tree_build_diff(struct mt_flame_tree *t,
+			     const struct mt_profile *p, enum mt_value metric)
+{
+	return build(t, p, metric, true);
 }
 
 void mt_flame_tree_free(struct mt_flame_tree *t)

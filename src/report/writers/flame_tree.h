@@ -29,7 +29,10 @@ struct mt_flame_node {
 	uint32_t parent;      /* MT_FLAME_NONE for the root */
 	uint32_t depth;       /* 0 for the root */
 	enum mt_flame_kind kind;
-	int64_t value;        /* the metric over the subtree (saturating) */
+	int64_t value;        /* the metric over the subtree (saturating);
+			       * of a difference: its changes' sizes, |v| */
+	int64_t delta;        /* the metric's sum over the subtree, signed
+			       * (= value but of a difference) */
 	int64_t x;            /* its left edge: its parent's x plus the
 			       * values of the siblings before it */
 };
@@ -55,6 +58,15 @@ struct mt_flame_tree {
  */
 int mt_flame_tree_build(struct mt_flame_tree *t, const struct mt_profile *p,
 			enum mt_value metric);
+
+/*
+ * The tree of a difference (a profile less a base, diff.h): every sample
+ * whose METRIC is not 0 is drawn, a node's value the sum of |METRIC| (how
+ * much changed under it: its width) and its delta the signed sum (grew or
+ * shrank: its colour).  left_out is 0.
+ */
+int mt_flame_tree_build_diff(struct mt_flame_tree *t,
+			     const struct mt_profile *p, enum mt_value metric);
 
 void mt_flame_tree_free(struct mt_flame_tree *t);
 

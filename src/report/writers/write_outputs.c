@@ -41,6 +41,9 @@ static int write_one(FILE *f, const struct mt_output *out,
 	case MT_FMT_RAW:
 		return mt_write_raw(f, raw, p);
 	case MT_FMT_SVG:
+		if (o->diff)
+			return mt_write_flame_svg_diff(f, p, o->text.metric,
+						       false);
 		return mt_write_flame_svg(f, p, o->text.metric, NULL);
 	case MT_FMT_JSON:
 		return mt_write_json(f, p, o->text.metric, o->text.cum);

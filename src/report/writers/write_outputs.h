@@ -27,6 +27,8 @@ struct mt_render_opts {
 	struct mt_text_opts text;   /* its metric also serves --folded, --svg */
 	struct mt_leak_opts leaks;
 	const char *list;           /* MT_FMT_LIST: functions matching it */
+	bool diff;                  /* a profile less a base (report --base):
+				     * MT_FMT_SVG a differential flame graph */
 };
 
 /*

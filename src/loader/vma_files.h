@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vma_files.h: the files a process maps executable, identified as the
+ * kernel maps them (device and inode of the mapping's inode, the key the
+ * BPF stack walk looks tables up by), read with the BPF program's task_vma
+ * iterator.  /proc/PID/maps and stat() can name another inode: on
+ * overlayfs (containers) they show the overlay's file, the mapping holds
+ * the layer's.
+ */
+#ifndef MEMTRACE_VMA_FILES_H
+#define MEMTRACE_VMA_FILES_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "memleak.h"
+
+struct memleak_bpf;
+
+/*
+ * The executable file mappings of process PID into *OUT (*N of them,
+ * malloc()ed; one per mapping).  Returns 0 or -errno (-ESRCH: gone;
+ * -EOPNOTSUPP: the iterator is not loaded).
+ */
+int mt_vma_files(const struct memleak_bpf *skel, pid_t pid,
+		 struct mt_vma_file **out, size_t *n);
+
+#endif
