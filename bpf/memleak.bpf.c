@@ -997,7 +997,7 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
  * the stack walk finds in a mapping (vma_info_cb), where /proc and stat()
  * may show another (overlayfs: the overlay's file, the mapping the
  * layer's).  Read by the loader with an iterator over one process's
- * mappings (src/loader/vma_files.c), so that unwind tables are made under
+ * mappings (src/loader/registry/vma_files.c), so that unwind tables are made under
  * the key the walk will look for.
  */
 SEC("iter/task_vma")

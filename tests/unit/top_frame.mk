@@ -1,4 +1,4 @@
-# cmocka tests of memtrace top's frames (src/loader/top_frame.c): growth
+# cmocka tests of memtrace top's frames (src/loader/outputs/top_frame.c): growth
 # per process and per stack between two snapshots, peaks, sort orders.
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every

@@ -186,8 +186,8 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # The HTTP bridge's reference counts (src/loader/serve/http_bridge.c).
 -include tests/unit/http_bridge.mk
 
-# The allocator line per process (src/loader/proc_allocators.c).
+# The allocator line per process (src/loader/attach/proc_allocators.c).
 -include tests/unit/proc_allocators.mk
 
-# memtrace top's frames (src/loader/top_frame.c).
+# memtrace top's frames (src/loader/outputs/top_frame.c).
 -include tests/unit/top_frame.mk

@@ -32,7 +32,7 @@
 #include "http_diff.h"
 #include "http_profile.h"
 #include "pprof_read.h"
-#include "reports.h"
+#include "trace_reports.h"
 #include "units.h"
 #include "view.h"
 
