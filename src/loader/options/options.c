@@ -13,7 +13,7 @@
 #include "memleak.h"
 #include "net_addr.h"
 #include "sampling.h"
-#include "top.h"
+#include "top_sort.h"
 
 #define DEFAULT_MIN_AGE_NS 5000000000ULL
 

@@ -24,12 +24,10 @@
 
 #include "options.h"
 #include "profile.h"
+#include "top_sort.h"
 
 struct mt_tracer;
 struct mt_symcache;
-
-/* What the process table is sorted by (keys i, g, p, a; --sort). */
-enum mt_top_sort { MT_TOP_INUSE, MT_TOP_GROWTH, MT_TOP_PEAK, MT_TOP_ALLOC };
 
 struct mt_top_proc {
 	uint32_t pid;
@@ -71,9 +69,6 @@ int mt_top_frame_make(struct mt_raw_profile *raw,
 		      struct mt_top_frame *out);
 
 void mt_top_frame_free(struct mt_top_frame *f);
-
-/* "inuse", "growth", "peak", "alloc" into *S: 0, or -1. */
-int mt_top_sort_parse(const char *s, enum mt_top_sort *out);
 
 /* Order ROWS (N) by KEY, largest first, ties by pid. */
 void mt_top_sort_procs(struct mt_top_proc *rows, size_t n,

@@ -143,22 +143,6 @@ int mt_top_frame_make(struct mt_raw_profile *raw,
 	return 0;
 }
 
-int mt_top_sort_parse(const char *s, enum mt_top_sort *out)
-{
-	static const char *const words[] = {
-		[MT_TOP_INUSE] = "inuse", [MT_TOP_GROWTH] = "growth",
-		[MT_TOP_PEAK] = "peak", [MT_TOP_ALLOC] = "alloc",
-	};
-
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-		if (strcmp(s, words[i]) == 0) {
-			*out = (enum mt_top_sort)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static enum mt_top_sort sort_key; /* for qsort's comparison */
 
 static int64_t proc_value(const struct mt_top_proc *p)
