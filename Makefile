@@ -21,12 +21,22 @@ VERSION := 0.1.0
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer
+# The loader and the reporter are folders of parts (src/loader/cli/,
+# src/report/readers/, ...: doc/design.md); each folder is on the include
+# path, so an #include names a header alone.  A source left at src/loader/
+# or src/report/ builds too (the root comes last: a rule per folder finds a
+# source in a folder first).  $(call report_src,NAME): src/report/.../NAME.c.
+LOADER_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard src/loader/*/*.[ch])))) src/loader
+REPORT_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard src/report/*/*.[ch])))) src/report
+report_src   = $(firstword $(wildcard $(REPORT_DIRS:%=%/$(1).c)))
+PROFILE_H   := $(firstword $(wildcard $(REPORT_DIRS:%=%/profile.h)))
+
 CPPFLAGS += -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" \
-            -Ibpf -Isrc -Isrc/loader -Isrc/report -I$(BUILD) -I$(BUILD)/proto
+            -Ibpf -Isrc $(LOADER_DIRS:%=-I%) $(REPORT_DIRS:%=-I%) -I$(BUILD) -I$(BUILD)/proto
 LDLIBS   += -lbpf -ldw -lelf -lz -lcap -lprotobuf-c -lmicrohttpd -lpthread -lstdc++ -lm
 
-LOADER_SRCS := $(sort $(wildcard src/loader/*.c))
-REPORT_SRCS := $(sort $(wildcard src/report/*.c))
+LOADER_SRCS := $(sort $(wildcard $(LOADER_DIRS:%=%/*.c)))
+REPORT_SRCS := $(sort $(wildcard $(REPORT_DIRS:%=%/*.c)))
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(BUILD)/%.o)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
 
@@ -68,7 +78,7 @@ $(BPF_SKEL): $(BPF_OBJ)
 # The loader includes the skeleton, the reporter the protobuf code.
 $(LOADER_OBJS): $(BPF_SKEL) $(PROTO_H)
 $(REPORT_OBJS): $(PROTO_H)
-$(BUILD)/%.o: %.c bpf/memleak.h src/report/profile.h | $(BUILD)
+$(BUILD)/%.o: %.c bpf/memleak.h $(PROFILE_H) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 

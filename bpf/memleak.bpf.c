@@ -809,7 +809,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
  * -- CMD follows its children (the default; not with --no-follow):
  * "followed" holds CMD and every process forked by one in it
  * (follow_fork, at the end), which the loader then gives probes of its
- * own, links that carry its pid (src/loader/family.c).  The kernel runs
+ * own, links that carry its pid (src/loader/follow/per_pid_probes.c).  The kernel runs
  * the programs of such a link for that process alone, so the entry
  * programs need not look the process up (a hash lookup on every call): a
  * process not followed has no probe of memtrace's to hit.
@@ -1009,7 +1009,7 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
  * the stack walk finds in a mapping (vma_info_cb), where /proc and stat()
  * may show another (overlayfs: the overlay's file, the mapping the
  * layer's).  Read by the loader with an iterator over one process's
- * mappings (src/loader/vma_files.c), so that unwind tables are made under
+ * mappings (src/loader/registry/vma_files.c), so that unwind tables are made under
  * the key the walk will look for.
  */
 SEC("iter/task_vma")

@@ -28,7 +28,7 @@
 /* Unwind table rows (8 bytes each): libc has some 25k, python3 61k,
  * clang-14 with its libraries (libLLVM, libclang-cpp, libz3, ...) some
  * 3.2M.  A ceiling (128 MiB): rows and page indices are kept in chunks
- * made as the tables loaded need them (src/loader/map_chunks.c), so only
+ * made as the tables loaded need them (src/loader/bpf/map_chunks.c), so only
  * what is loaded costs kernel memory. */
 #define MT_DEFAULT_MAX_UNWIND_ROWS (1U << 24)
 #define MT_UW_ROWS_CHUNK_SHIFT 15   /* 32,768 rows (256 KiB) a chunk */
@@ -319,7 +319,7 @@ enum mt_trace_state {
 /*
  * Unwind tables (bpf/unwind.h walks the user stack with them).  The call
  * frame information of every executable file a target maps is compiled
- * by the loader (src/loader/unwind_table.c) into rows sorted by file
+ * by the loader (src/loader/unwind/unwind_table.c) into rows sorted by file
  * offset: row i says how to find the caller's frame for the code from
  * its pc to the next row's.  One table serves every process that maps
  * the file: it is found by the file's identity (struct mt_file_key).

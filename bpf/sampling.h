@@ -12,7 +12,7 @@
  * sampled one stands for s/p bytes and 1/p objects (an unbiased estimate
  * of each allocation, hence of every sum of them).
  *
- * Two tables, filled by the loader from libm (src/loader/sampling.c) and
+ * Two tables, filled by the loader from libm (src/loader/bpf/sampling.c) and
  * interpolated linearly here:
  *   log2 table: log2(1 + j/256), j = 0..256, in Q24;
  *   g table:    g(x) = x / (1 - exp(-x)) at x = i/128, i = 0..4096, in

@@ -2,7 +2,8 @@
 # Static analysis of memtrace's userspace sources: clang-tidy (checks in
 # .clang-tidy) and cppcheck.  Exits non-zero on any finding.
 #
-#   scripts/lint.sh              lint src/loader/*.c and src/report/*.c
+#   scripts/lint.sh              lint the .c files of src/loader and src/report
+#                                (their subfolders too)
 #   scripts/lint.sh FILE.c...    lint just these files
 #
 # Generated headers (build/memleak.skel.h, build/proto/profile.pb-c.h) are
@@ -18,7 +19,7 @@ if [ $# -gt 0 ]; then
 	srcs=("$@")
 else
 	shopt -s nullglob
-	srcs=(src/loader/*.c src/report/*.c)
+	srcs=(src/loader/*.c src/loader/*/*.c src/report/*.c src/report/*/*.c)
 	shopt -u nullglob
 fi
 if [ ${#srcs[@]} -eq 0 ]; then
@@ -28,7 +29,11 @@ fi
 
 # The same preprocessor view of the code as the Makefile's build.
 defs=(-D_GNU_SOURCE '-DMEMTRACE_VERSION="x"')
-incs=(-Ibpf -Isrc -Isrc/loader -Isrc/report -Ibuild -Ibuild/proto)
+incs=(-Ibpf -Isrc)
+for d in src/loader src/loader/*/ src/report src/report/*/; do
+	[ -d "$d" ] && incs+=("-I${d%/}")
+done
+incs+=(-Ibuild -Ibuild/proto)
 
 tidy=
 for t in clang-tidy-14 clang-tidy; do

@@ -24,11 +24,11 @@ memtrace-tsan: $(BUILD)/memtrace-tsan
 
 $(SAN_OBJS_asan) $(SAN_OBJS_tsan): $(BPF_SKEL) $(PROTO_H)
 
-$(BUILD)/asan/%.o: %.c bpf/memleak.h src/report/profile.h
+$(BUILD)/asan/%.o: %.c bpf/memleak.h $(PROFILE_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_CFLAGS_asan) -MMD -MP -c $< -o $@
 
-$(BUILD)/tsan/%.o: %.c bpf/memleak.h src/report/profile.h
+$(BUILD)/tsan/%.o: %.c bpf/memleak.h $(PROFILE_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_CFLAGS_tsan) -MMD -MP -c $< -o $@
 

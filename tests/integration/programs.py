@@ -20,7 +20,7 @@ failed: allocator calls that fail (return NULL or an error).
 calls: every call the program makes to the malloc family and free (a call
        made from inside another, e.g. realloc -> malloc, not; free(NULL) not
        either: memtrace probes glibc's free after its NULL check, on an
-       instruction the kernel emulates, see src/loader/prologue.c), or None
+       instruction the kernel emulates, see src/loader/attach/prologue.c), or None
        when libc/libstdc++ make calls of their own (extra).
 untracked: frees of blocks memtrace never saw allocated.  Under -- CMD
        nothing is allocated before it attaches, so only glibc's own frees of

@@ -121,7 +121,7 @@ STATIC_LEAKS = [
           ("main", "CALL_ST_DEEP_A")], 999, 3),
 ]
 # free(NULL) is not among them: glibc's free starts with its NULL check, and
-# memtrace probes the instruction after it (src/loader/prologue.c).
+# memtrace probes the instruction after it (src/loader/attach/prologue.c).
 STATIC_CALLS = 4 + 1 + 3 + 5 + 3
 
 # alloc_cxx.cpp: operator new's sizes (Tracked: 16 bytes + 8-byte array

@@ -1,4 +1,4 @@
-"""memtrace top: the live view (src/loader/top.c) on top_grow.c.
+"""memtrace top: the live view (src/loader/outputs/top.c) on top_grow.c.
 
   top.batch_exact   `memtrace top -b -p PID` on `top_grow steps`, driven a
       step at a time: the frame after each step shows the process's in use

@@ -1,4 +1,4 @@
-# cmocka tests of how libbpf's messages are shown (src/loader/bpf_log.c).
+# cmocka tests of how libbpf's messages are shown (src/loader/bpf/bpf_log.c).
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every
 # tests/unit/test_*.c builds test_bpf_log: this file only adds the loader

@@ -1,4 +1,4 @@
-# cmocka tests of --delta (src/loader/delta.c): each report's alloc values
+# cmocka tests of --delta (src/loader/outputs/delta.c): each report's alloc values
 # the change since the previous one, matched by process and stack.
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every

@@ -1,5 +1,5 @@
 # cmocka tests of the operator new/delete forwarding analysis
-# (src/loader/forwarders.c), on Debian's libstdc++ and libjemalloc.
+# (src/loader/attach/forwarders.c), on Debian's libstdc++ and libjemalloc.
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every
 # tests/unit/test_*.c builds test_forwarders: this file adds the loader

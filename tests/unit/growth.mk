@@ -1,4 +1,4 @@
-# cmocka tests of report --growth (src/report/growth.c), which read pprof
+# cmocka tests of report --growth (src/report/compare/growth_series.c), which read pprof
 # profiles the test writes: the pprof objects and protobuf-c, as
 # tests/unit/pprof.mk gives test_pprof (included after it, by unit.mk).
 

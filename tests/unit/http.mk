@@ -1,7 +1,7 @@
 # cmocka tests of the pure parts of --http: listen addresses and CIDR
-# blocks (src/loader/net_addr.c), the Prometheus text of /metrics
-# (src/loader/http_metrics.c) and the snapshot ring
-# (src/loader/snapshot_ring.c).  Included at the end of tests/unit/unit.mk,
+# blocks (src/loader/common/net_addr.c), the Prometheus text of /metrics
+# (src/loader/serve/http_metrics.c) and the snapshot ring
+# (src/loader/serve/snapshot_ring.c).  Included at the end of tests/unit/unit.mk,
 # whose rule for every tests/unit/test_*.c builds test_http.
 
 HTTP_UNIT_MODS := net_addr decimal http_metrics snapshot_ring

@@ -1,4 +1,4 @@
-# cmocka tests of the HTTP bridge's reference counts (src/loader/http_bridge.c,
+# cmocka tests of the HTTP bridge's reference counts (src/loader/serve/http_bridge.c,
 # included by the test with the loop, tracer and collection stubbed): the
 # process copies shared between reads, one read shared by the requests that
 # asked for it, released exactly once (ASan's leak and use-after-free checks).

@@ -1,4 +1,4 @@
-# cmocka tests of --http's admission checks (src/loader/http_guard.c): the
+# cmocka tests of --http's admission checks (src/loader/serve/http_guard.c): the
 # Host values that name the server, cross-site Origins, the token (Bearer,
 # compared whole) and its file, and unix:PATH as a listen address.
 # Included at the end of tests/unit/unit.mk.

@@ -1,4 +1,4 @@
-# cmocka tests of the batched BPF hash-map walk (src/loader/map_walk.c).
+# cmocka tests of the batched BPF hash-map walk (src/loader/bpf/map_walk.c).
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every
 # tests/unit/test_*.c builds test_map_walk: this file only adds the loader

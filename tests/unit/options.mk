@@ -1,4 +1,4 @@
-# cmocka tests of the command line (src/loader/options.c), with what it
+# cmocka tests of the command line (src/loader/options/options.c), with what it
 # checks values against: listen addresses and CIDR blocks (net_addr.c,
 # decimal.c).
 #
@@ -6,7 +6,7 @@
 # tests/unit/test_*.c builds test_options: this file only adds the loader
 # sources it needs, compiled per variant.
 
-OPTIONS_UNIT_MODS := options net_addr decimal top_frame
+OPTIONS_UNIT_MODS := options net_addr decimal top_sort
 
 $(BUILD)/tests/unit/test_options: $(OPTIONS_UNIT_MODS:%=$(BUILD)/unit-objs/loader/%.o)
 $(BUILD)/tests/unit/test_options-asan: $(OPTIONS_UNIT_MODS:%=$(BUILD)/unit-objs-asan/loader/%.o)

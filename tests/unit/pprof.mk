@@ -20,7 +20,7 @@ PPROF_UNIT_FLAGS := -O2 -g -std=gnu11 -fno-omit-frame-pointer $(WARN)
 PPROF_UNIT_ASAN  := -fsanitize=address,undefined -fno-omit-frame-pointer \
                     -fno-sanitize-recover=all
 PPROF_UNIT_LIBS  := -lcmocka -lprotobuf-c -lz -lelf -ldw
-PPROF_UNIT_HDRS  := $(wildcard src/report/*.h) bpf/memleak.h $(PROTO_H)
+PPROF_UNIT_HDRS  := $(wildcard $(REPORT_DIRS:%=%/*.h)) bpf/memleak.h $(PROTO_H)
 
 .PHONY: pprof-unit-bins
 pprof-unit-bins: $(PPROF_UNIT_BIN) $(PPROF_UNIT_BIN)-asan
@@ -37,13 +37,9 @@ $(PPROF_UNIT_BIN)-asan: $(PPROF_UNIT_OBJS_ASAN) $(PROTO_O)
 $(PPROF_UNIT_BIN) $(PPROF_UNIT_BIN)-asan: CPPFLAGS += $(PPROF_UNIT_DEFS)
 $(PPROF_UNIT_BIN) $(PPROF_UNIT_BIN)-asan: UNIT_LIBS += -lprotobuf-c
 
-$(PPROF_UNIT_OBJS): $(BUILD)/unit-objs/%.o: src/report/%.c $(PROTO_H)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PPROF_UNIT_FLAGS) -MMD -MP -c $< -o $@
-
-$(PPROF_UNIT_OBJS_ASAN): $(BUILD)/unit-objs-asan/%.o: src/report/%.c $(PROTO_H)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PPROF_UNIT_FLAGS) $(PPROF_UNIT_ASAN) -MMD -MP -c $< -o $@
+# Compiled by unit.mk's rules for report sources (the same flags), after
+# the protobuf-c header.
+$(PPROF_UNIT_OBJS) $(PPROF_UNIT_OBJS_ASAN): $(PROTO_H)
 
 -include $(PPROF_UNIT_OBJS:.o=.d) $(PPROF_UNIT_OBJS_ASAN:.o=.d)
 
@@ -53,10 +49,8 @@ else
 # code is linked as the top Makefile builds it (uninstrumented: it is
 # descriptors and protobuf-c glue only).
 PPROF_UNIT_SRCS := tests/unit/test_pprof.c \
-                   $(PPROF_UNIT_MODS:%=src/report/%.c) \
-                   src/report/profile.c src/report/frame.c src/report/itab.c \
-                   src/report/units.c src/report/outfile.c src/report/local_elf.c \
-                   src/report/build_id.c
+                   $(foreach m,$(PPROF_UNIT_MODS) profile frame itab units outfile \
+                                 local_elf build_id,$(call report_src,$(m)))
 
 $(PPROF_UNIT_BIN): $(PPROF_UNIT_SRCS) $(PPROF_UNIT_HDRS) $(PROTO_O)
 	@mkdir -p $(dir $@)

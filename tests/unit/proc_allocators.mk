@@ -1,5 +1,5 @@
 # cmocka tests of the allocator line's per-process naming
-# (src/loader/proc_allocators.c).
+# (src/loader/attach/proc_allocators.c).
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every
 # tests/unit/test_*.c builds test_proc_allocators: this file only adds the

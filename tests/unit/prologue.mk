@@ -1,4 +1,4 @@
-# cmocka tests of the entry-probe placement (src/loader/prologue.c).
+# cmocka tests of the entry-probe placement (src/loader/attach/prologue.c).
 #
 #   make prologue-unit-bins   build/tests/unit/test_prologue and -asan
 #

@@ -1,5 +1,5 @@
 # cmocka tests of the sampling arithmetic (bpf/sampling.h, the code the BPF
-# program runs) with the tables src/loader/sampling.c fills.
+# program runs) with the tables src/loader/bpf/sampling.c fills.
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every
 # tests/unit/test_*.c builds test_sampling: this file only adds the loader

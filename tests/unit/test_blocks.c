@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_blocks.c: outstanding blocks linked to their samples (src/report/blocks.c). */
+/* test_blocks.c: outstanding blocks linked to their samples (src/report/model/blocks.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -2,7 +2,7 @@
 /*
  * test_bpf_log.c: libbpf's warnings are shown without -v, its debug output
  * only with -v, and the warnings of an attempt memtrace handles itself are
- * dropped (src/loader/bpf_log.c).
+ * dropped (src/loader/bpf/bpf_log.c).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_delta.c: --delta (src/loader/delta.c).  Each report's alloc values
+ * test_delta.c: --delta (src/loader/outputs/delta.c).  Each report's alloc values
  * become what was allocated since the previous report, for the same
  * process, category and stack, wherever that stack now sits among the
  * samples; in-use values are left alone; a stack new since then keeps all

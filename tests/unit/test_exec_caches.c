@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_exec_caches.c: what an exec stop reuses.  The probe plans per file
- * (src/loader/plan_cache.c): found again for the same file and role, not
+ * (src/loader/attach/plan_cache.c): found again for the same file and role, not
  * for another role, nor once the file is rewritten in place.  The files
- * of each executable (src/loader/libs_cache.c): the same list the second
+ * of each executable (src/loader/registry/libs_cache.c): the same list the second
  * time, under the name the executable is exec'd by, listed again once it
  * changed; a script is not kept.
  */

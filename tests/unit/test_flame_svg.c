@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_flame_svg.c: the flame graph (src/report/flame_tree.c, flame_svg.c)
+ * test_flame_svg.c: the flame graph (src/report/writers/flame_tree.c, flame_svg.c)
  * on profiles built in memory: merging into a tree, totals and shares in
  * the titles, XML escaping of any bytes, elision of frames narrower than
  * 0.1 px, an empty profile, deep stacks and 100k stacks.  The SVG is

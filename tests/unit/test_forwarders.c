@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_forwarders.c: src/loader/forwarders.c on Debian's own libraries:
+ * test_forwarders.c: src/loader/attach/forwarders.c on Debian's own libraries:
  * libstdc++'s operator new and delete only pass the call on to malloc
  * (aligned_alloc) and free, or to one another; jemalloc's operator new
  * allocates by itself.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_go_text.c: cmocka tests of Go's legacy text heap profile as
- * memtrace writes it (src/report/go_text_write.c, what --http serves at
+ * memtrace writes it (src/report/writers/go_text_write.c, what --http serves at
  * /debug/pprof/heap?debug=1) read back by go_text_read.c: values, frames
  * with and without names (Go's "#\t0xPC" alone), names with spaces (C++),
  * inlined frames sharing their caller's address.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_growth.c: report --growth (src/report/growth.c) on pprof profiles
+ * test_growth.c: report --growth (src/report/compare/growth_series.c) on pprof profiles
  * written here: round k of a made-up program holds grow (k x 100 bytes),
  * flat (50 bytes), shrink ((4 - k) x 10 bytes) and, in round 3 only, jump
  * (500 bytes).  From round 1 to round 3 grew: jump (500), grow (200).
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "growth.h"
+#include "growth_series.h"
 #include "pprof_write.h"
 
 enum { F_GROW, F_FLAT, F_SHRINK, F_JUMP, F_MAIN, NFRAMES };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_heap_text.c: cmocka tests of the text heap profile readers
- * (src/report/heap_text.c, tcmalloc_read.c, jemalloc_read.c, go_text_read.c,
+ * (src/report/readers/heap_text.c, tcmalloc_read.c, jemalloc_read.c, go_text_read.c,
  * maps_text.c)
  * on profiles written here in their documented formats (synthetic: the
  * integration tests read real ones, made by the allocators): pprof's

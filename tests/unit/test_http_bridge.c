@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_http_bridge.c: the reference counts of the HTTP bridge
- * (src/loader/http_bridge.c, included here so that its static functions
+ * (src/loader/serve/http_bridge.c, included here so that its static functions
  * can be driven one step at a time, with the loop, the tracer and the BPF
  * reads stubbed).  A process unchanged between two reads keeps its copy
  * (its symbols are found again); a changed one gets a new copy and the old
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../src/loader/http_bridge.c"
+#include "../../src/loader/serve/http_bridge.c"
 
 /* ---- stubs: a tracer whose processes the test sets ---- */
 

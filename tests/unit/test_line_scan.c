@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_line_scan.c: cmocka tests of src/report/line_scan.c, the text
+ * test_line_scan.c: cmocka tests of src/report/readers/line_scan.c, the text
  * profiles' lines and numbers: lines found where they lie ('\r\n', no
  * final newline), numbers at their limits and one past them.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_map_walk.c: reading BPF hash maps in batches, one process's entries
- * or all, deleting them after a successful walk (src/loader/map_walk.c).
+ * or all, deleting them after a successful walk (src/loader/bpf/map_walk.c).
  * Needs root (it creates BPF maps); skipped without, unless
  * MEMTRACE_REQUIRE_BPF is set.
  */

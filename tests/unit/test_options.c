@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_options.c: the command line (src/loader/options.c).  Values with
+ * test_options.c: the command line (src/loader/options/options.c).  Values with
  * their units (times, bytes), the outputs each format gets (-o's suffix,
  * formats without a file), the target (-p, -- CMD, system-wide), report
  * mode (one file, several with --growth, -p picking a process), and the

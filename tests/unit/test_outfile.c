@@ -2,7 +2,7 @@
 /*
  * test_outfile.c: report files are written through a temporary file and
  * rename(), never through another user's symbolic link, and nothing is
- * created before there is something to write (src/report/outfile.c).
+ * created before there is something to write (src/report/writers/outfile.c).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_perf_map.c: JIT code named by the perf map its process writes
- * (src/report/perf_map.c, used by symbolize.c): the file's lines (bad
+ * (src/report/symbols/perf_map.c, used by symbolize.c): the file's lines (bad
  * ones skipped), the entry containing an address (the last written when
  * entries overlap; a return address is looked up on its call, one byte
  * before), the file found in the process's root and refused when it is a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_pprof.c: cmocka tests of the pprof writer and reader
- * (src/report/pprof_write.c, src/report/pprof_read.c).
+ * (src/report/writers/pprof_write.c, src/report/readers/pprof_read.c).
  *
  * A profile built in memory is written, read back and compared; the file
  * layout is checked by decoding it with protobuf-c; a Go heap profile

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_proc_allocators.c: the allocator line of a family
- * (src/loader/proc_allocators.c).  One allocator: its name alone, whatever
+ * (src/loader/attach/proc_allocators.c).  One allocator: its name alone, whatever
  * the number of processes.  Several: each name with the processes that
  * used it, the main process's first, the others in the order named; a
  * later exec of a pid replaces its entry; past four pids a count.

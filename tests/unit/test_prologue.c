@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_prologue.c: where entry uprobes go (src/loader/prologue.c): the
+ * test_prologue.c: where entry uprobes go (src/loader/attach/prologue.c): the
  * decoding rules on byte strings, the whole-file checks on functions of
  * this test binary, and the answers on Debian's allocator libraries.
  */

@@ -2,7 +2,7 @@
 /*
  * test_sampling.c: the integer arithmetic of bpf/sampling.h, which the BPF
  * program runs, against libm, and the sampler it makes against the
- * statistics it must have.  The tables come from src/loader/sampling.c.
+ * statistics it must have.  The tables come from src/loader/bpf/sampling.c.
  */
 #include <math.h>
 #include <setjmp.h>

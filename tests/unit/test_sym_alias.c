@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_sym_alias.c: frames are named by the public alias of a function
- * with several names at one address (src/report/sym_index.c), as valgrind
+ * with several names at one address (src/report/symbols/sym_index.c), as valgrind
  * and perf name them: from ELF symbols (libsym_alias.so, built from
  * sym_alias_lib.c without debug information), from DWARF (a function of
  * this binary, built with -g), and glibc's own strdup, qsort_r and dlopen.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_sym_index.c: the symbol index's address lookup
- * (mt_sym_index_containing, src/report/sym_index.c) gives, by a binary
+ * (mt_sym_index_containing, src/report/symbols/sym_index.c) gives, by a binary
  * search, what libdwfl's dwfl_module_addrinfo gives by its walk over the
  * whole table, which it replaces: at every address of a shared object of
  * symbols of every kind libdwfl treats apart (sym_lookup_lib.S: nested,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_symbolize.c: mt_symbolize (src/report/symbolize.c) on this test
+ * test_symbolize.c: mt_symbolize (src/report/symbols/symbolize.c) on this test
  * binary's own return addresses, captured with __builtin_return_address in
  * known noinline (and always_inline) functions, so that the expected
  * function names and lines are known.  The binary is built with -O2 -g.

@@ -3,7 +3,7 @@
  * test_symbolize_clang.c: symbolisation of code built by clang with DWARF 5
  * (symbolize_clang.c, linked in): its unit is missing from .debug_aranges
  * and its DW_AT_decl_file/DW_AT_call_file use file index 0, both of which
- * libdw 0.188 mishandles (see src/report/cu_index.h and resolve.c).
+ * libdw 0.188 mishandles (see src/report/symbols/cu_index.h and resolve.c).
  * A binary of its own: valgrind 3.19 cannot read clang's DWARF 5.
  */
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_symbolize_files.c: an address of a file is resolved once for every
- * process mapping that file (src/report/file_addrs.c, used by
+ * process mapping that file (src/report/symbols/file_addrs.c, used by
  * symbolize.c), wherever each loads it, with the frames each process
  * would get alone; and never for another file at the same relative
  * address.  The "processes" are this test binary's executable, mapped at

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_text.c: the text report (src/report/text*.c) on profiles built in
+ * test_text.c: the text report (src/report/writers/text*.c) on profiles built in
  * memory with known frames and values.  Output is captured with
  * open_memstream and compared line by line.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_top_frame.c: memtrace top's frames (src/loader/top_frame.c).  A
+ * test_top_frame.c: memtrace top's frames (src/loader/outputs/top_frame.c).  A
  * frame's growth is in use now less in use at the previous frame, per
  * process and per (pid, category, stack); a stack or process new since
  * then grew by all it holds, one whose blocks were freed shrinks; the

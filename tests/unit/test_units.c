@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_units.c: byte formatting and value/unit names (src/report/units.c). */
+/* test_units.c: byte formatting and value/unit names (src/report/model/units.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_unwind_table.c: src/loader/unwind_table.c, on a fixture whose call
+ * test_unwind_table.c: src/loader/unwind/unwind_table.c, on a fixture whose call
  * frame information is known row by row (unwind_fixture.S, built into
  * build/unit-objs/libunwind_fixture.so) and on Debian's libc.
  *

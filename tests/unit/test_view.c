@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_view.c: pprof's views (src/report/view.c) on profiles built in
+ * test_view.c: pprof's views (src/report/model/view.c) on profiles built in
  * memory: which samples stay, which frames, the examples of pprof's own
  * ShowFrom comment, an inlined location trimmed, tag forms and ranges.
  */

@@ -13,11 +13,11 @@
 UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 
 # src/report modules the tests exercise (and what those depend on).
-UNIT_REPORT := units profile frame itab grow file_id cu_index sym_index perf_map proc_dwfl resolve file_addrs symbolize stacks blocks \
+UNIT_REPORT := units profile frame itab array_grow file_id cu_index sym_index perf_map proc_dwfl resolve file_addrs symbolize stacks blocks \
                text text_fmt text_funcs text_procs text_sizes text_stacks outfile \
                build_id local_elf maps_text line_scan heap_text tcmalloc_read jemalloc_read go_text_read go_text_write \
                flame_tree flame_svg flame_svg_script \
-               diff filter profile_read growth \
+               diff filter profile_read growth_series \
                timeline_text timeline_data timeline_csv timeline_svg
 
 UNIT_CFLAGS   := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fno-omit-frame-pointer
@@ -74,13 +74,26 @@ $(BUILD)/unit-objs-asan/%.o: tests/unit/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(UNIT_CXXFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
 
-$(UNIT_OBJS): $(BUILD)/unit-objs/%.o: src/report/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+# A report source is compiled by its file name alone (unit-objs/NAME.o),
+# whichever folder of src/report holds NAME.c: one rule per folder, make
+# takes the one whose source exists.
+define UNIT_REPORT_RULES
+$$(BUILD)/unit-objs/%.o: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(UNIT_CFLAGS) -MMD -MP -c $$< -o $$@
 
-$(UNIT_OBJS_ASAN): $(BUILD)/unit-objs-asan/%.o: src/report/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+$$(BUILD)/unit-objs-asan/%.o: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(UNIT_CFLAGS) $$(UNIT_SANITIZE) -MMD -MP -c $$< -o $$@
+endef
+$(foreach d,$(REPORT_DIRS),$(eval $(call UNIT_REPORT_RULES,$(d))))
+
+# A dependency file (.d) of a build made before the sources moved into
+# folders names them where they were (src/loader/NAME.c): nothing to make
+# there, and the object is compiled again from where its source is now.
+UNIT_MOVED_FROM := $(foreach t,loader report,$(filter-out $(wildcard src/$(t)/*.c), \
+                     $(addprefix src/$(t)/,$(notdir $(wildcard src/$(t)/*/*.c)))))
+$(UNIT_MOVED_FROM): ;
 
 $(UNIT_LIB): $(UNIT_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -109,14 +122,19 @@ $(UNIT_BINS_ASAN): $(BUILD)/tests/unit/%-asan: tests/unit/%.c $(UNIT_LIB_ASAN)
 
 # Loader sources that tests link (each named by its tests/unit/NAME.mk),
 # compiled per variant under build/unit-objs*/loader/, so the main build's
-# objects are never touched.
-$(BUILD)/unit-objs/loader/%.o: src/loader/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) -MMD -MP -c $< -o $@
+# objects are never touched.  An object is named by its source's file name
+# alone (loader/NAME.o), whichever folder of src/loader holds NAME.c: one
+# rule per folder, make takes the one whose source exists.
+define UNIT_LOADER_RULES
+$$(BUILD)/unit-objs/loader/%.o: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(UNIT_CFLAGS) -MMD -MP -c $$< -o $$@
 
-$(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(UNIT_CFLAGS) $(UNIT_SANITIZE) -MMD -MP -c $< -o $@
+$$(BUILD)/unit-objs-asan/loader/%.o: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(UNIT_CFLAGS) $$(UNIT_SANITIZE) -MMD -MP -c $$< -o $$@
+endef
+$(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 
 # tests/unit/test_pprof.c also needs the pprof objects and protobuf-c:
 # tests/unit/pprof.mk adds them to the rules above (so it is included here,
@@ -126,22 +144,22 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 # report --growth reads pprof profiles: the objects pprof.mk builds.
 -include tests/unit/growth.mk
 
-# The entry-probe placement tests (src/loader/prologue.c) need that source.
+# The entry-probe placement tests (src/loader/attach/prologue.c) need that source.
 -include tests/unit/prologue.mk
 
-# The sampling arithmetic tests (bpf/sampling.h) need src/loader/sampling.c.
+# The sampling arithmetic tests (bpf/sampling.h) need src/loader/bpf/sampling.c.
 -include tests/unit/sampling.mk
 
-# The unwind table tests need src/loader/unwind_table.c and their fixture.
+# The unwind table tests need src/loader/unwind/unwind_table.c and their fixture.
 -include tests/unit/unwind_table.mk
 
-# The operator new/delete forwarding tests need src/loader/forwarders.c.
+# The operator new/delete forwarding tests need src/loader/attach/forwarders.c.
 -include tests/unit/forwarders.mk
 
-# How libbpf's messages are shown (src/loader/bpf_log.c).
+# How libbpf's messages are shown (src/loader/bpf/bpf_log.c).
 -include tests/unit/bpf_log.mk
 
-# The BPF hash-map walk tests need src/loader/map_walk.c and libbpf.
+# The BPF hash-map walk tests need src/loader/bpf/map_walk.c and libbpf.
 -include tests/unit/map_walk.mk
 
 # The public names of aliased functions need a shared object of aliases.
@@ -153,25 +171,25 @@ $(BUILD)/unit-objs-asan/loader/%.o: src/loader/%.c
 # The caches an exec stop reuses (plans per file, files per executable).
 -include tests/unit/exec_caches.mk
 
-# --http's Host, Origin and token checks (src/loader/http_guard.c).
+# --http's Host, Origin and token checks (src/loader/serve/http_guard.c).
 -include tests/unit/http_guard.mk
 
-# pprof's views (src/report/view.c), which growth.c uses too.
+# pprof's views (src/report/model/view.c), which growth_series.c uses too.
 -include tests/unit/view.mk
 
-# --delta's alloc values since the previous report (src/loader/delta.c).
+# --delta's alloc values since the previous report (src/loader/outputs/delta.c).
 -include tests/unit/delta.mk
 
-# The command line (src/loader/options.c).
+# The command line (src/loader/options/options.c).
 -include tests/unit/options.mk
 
-# The HTTP bridge's reference counts (src/loader/http_bridge.c).
+# The HTTP bridge's reference counts (src/loader/serve/http_bridge.c).
 -include tests/unit/http_bridge.mk
 
-# The allocator line per process (src/loader/proc_allocators.c).
+# The allocator line per process (src/loader/attach/proc_allocators.c).
 -include tests/unit/proc_allocators.mk
 
-# memtrace top's frames (src/loader/top_frame.c).
+# memtrace top's frames (src/loader/outputs/top_frame.c).
 -include tests/unit/top_frame.mk
 
 # Unwind tables kept on disk (src/loader/unwind_cache.c).

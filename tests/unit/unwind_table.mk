@@ -1,4 +1,4 @@
-# cmocka tests of the unwind table compiler (src/loader/unwind_table.c).
+# cmocka tests of the unwind table compiler (src/loader/unwind/unwind_table.c).
 #
 #   make unwind-table-unit-bins   build/tests/unit/test_unwind_table and -asan
 #
