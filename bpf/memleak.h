@@ -419,7 +419,7 @@ struct mt_unwind_missing {
  * own (id), whose frames in "stacks" are those walked so far.  The loader
  * unwinds the copy once the tables are there, with the same step
  * (bpf/unwind_step.h), and counts the provisional stack as the whole one
- * from then on (src/loader/deferred_unwind.c).
+ * from then on (src/loader/unwind/deferred_unwind.c).
  */
 #define MT_DEFER_STACK_MAX 32768
 /* How long after a file was first met without a table its stacks are

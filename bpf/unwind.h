@@ -493,7 +493,7 @@ static __always_inline int stack_word(struct unwind_scratch *sc, __u64 addr,
 }
 
 /* The step itself (find_row, uw_fp_step, uw_cfi_step), shared with the
- * loader's unwinder of deferred copies (src/loader/deferred_unwind.c). */
+ * loader's unwinder of deferred copies (src/loader/unwind/deferred_unwind.c). */
 #define UW_STATE_T struct mt_unwind_state
 #define UW_MODE unwind_mode
 #define uw_read_word(ctx, addr, out) \

@@ -6,7 +6,7 @@
  * the user stack above that frame is copied, with that state, into the
  * unwind_copies ring buffer, and the allocation gets a provisional stack
  * id of its own, which the loader turns into the whole stack once it has
- * unwound the copy (src/loader/deferred_unwind.c).
+ * unwound the copy (src/loader/unwind/deferred_unwind.c).
  *
  * The includer defines count(), mix() and MT_MIX_SEED, and includes
  * unwind.h first.

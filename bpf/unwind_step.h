@@ -2,7 +2,7 @@
 /*
  * unwind_step.h: one step of the user-stack unwinder, written once for
  * both sides.  The BPF program (bpf/unwind.h) steps the live stack; the
- * loader (src/loader/deferred_unwind.c) steps a copy of it taken when a
+ * loader (src/loader/unwind/deferred_unwind.c) steps a copy of it taken when a
  * frame's file had no table yet.  Both run these functions, so a row
  * means the same and the same checks end a walk on either side.
  *

@@ -1,6 +1,6 @@
 """Deferred unwinding: a stack that meets a file whose unwind table is not
 made yet is copied by the BPF program and unwound by the loader once the
-table is there (bpf/unwind_defer.h, src/loader/deferred_unwind.c).
+table is there (bpf/unwind_defer.h, src/loader/unwind/deferred_unwind.c).
 
 - deferred.same_stacks: the test hook MEMTRACE_DEFER_ALL=1 sends every
   stack through the loader's walk; the stacks of the same programs

@@ -1,4 +1,4 @@
-"""Unwind tables kept on disk (src/loader/unwind_cache.c): a program's second
+"""Unwind tables kept on disk (src/loader/unwind/unwind_cache.c): a program's second
 run loads its files' tables from the cache (-v says so) and gets the same
 stacks, address for address, as the first, whose tables were made; a
 corrupted or truncated cache file is made again (and the stacks are still

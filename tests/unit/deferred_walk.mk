@@ -1,5 +1,5 @@
 # cmocka tests of the loader's walk of a copied stack
-# (src/loader/deferred_walk.c, with bpf/unwind_step.h).
+# (src/loader/unwind/deferred_walk.c, with bpf/unwind_step.h).
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every
 # tests/unit/test_*.c builds test_deferred_walk: this file only adds the

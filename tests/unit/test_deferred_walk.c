@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_deferred_walk.c: the loader's walk of a copied stack
- * (src/loader/deferred_walk.c, with the step of bpf/unwind_step.h).  A
+ * (src/loader/unwind/deferred_walk.c, with the step of bpf/unwind_step.h).  A
  * table of one file (a frame whose CFA is rsp + 16, then the outermost
  * frame), a copy of a stack through it: the walk gives both frames and
  * ends at the outermost; a frame skipped at the top (operator new's);

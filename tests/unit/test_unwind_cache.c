@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_unwind_cache.c: unwind tables kept on disk (src/loader/unwind_cache.c):
+ * test_unwind_cache.c: unwind tables kept on disk (src/loader/unwind/unwind_cache.c):
  * a stored table comes back row for row; a corrupt, truncated, foreign or
  * another build's file is refused (and replaced by the next store); the
  * directory stays under its bound, least recently used out first; and

@@ -192,8 +192,8 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # memtrace top's frames (src/loader/outputs/top_frame.c).
 -include tests/unit/top_frame.mk
 
-# Unwind tables kept on disk (src/loader/unwind_cache.c).
+# Unwind tables kept on disk (src/loader/unwind/unwind_cache.c).
 -include tests/unit/unwind_cache.mk
 
-# The loader's walk of a copied stack (src/loader/deferred_walk.c).
+# The loader's walk of a copied stack (src/loader/unwind/deferred_walk.c).
 -include tests/unit/deferred_walk.mk

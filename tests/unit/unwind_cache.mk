@@ -1,4 +1,4 @@
-# cmocka tests of the unwind tables kept on disk (src/loader/unwind_cache.c).
+# cmocka tests of the unwind tables kept on disk (src/loader/unwind/unwind_cache.c).
 #
 # Included at the end of tests/unit/unit.mk, whose rule for every
 # tests/unit/test_*.c builds test_unwind_cache: this file adds the loader
