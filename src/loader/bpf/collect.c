@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* collect.c: BPF maps -> struct mt_raw_profile. */
 #include "collect.h"
-#include "deferred_unwind.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -113,6 +112,15 @@ uint64_t mt_collect_stacks_read(void)
 	return stack_cache.read;
 }
 
+/* Set by mt_collect_set_resolved(): whether a provisional stack id has
+ * been unwound since (its whole stack known), or NULL. */
+static bool (*resolved)(uint64_t id);
+
+void mt_collect_set_resolved(bool (*fn)(uint64_t id))
+{
+	resolved = fn;
+}
+
 /* Give the stacks of RAW from index S0 their frames, from the cache,
  * which reads those it has not seen from map STACKS_FD first. */
 static int stacks_frames(struct mt_raw_profile *raw, size_t s0, int stacks_fd)
@@ -123,8 +131,8 @@ static int stacks_frames(struct mt_raw_profile *raw, size_t s0, int stacks_fd)
 
 	for (size_t i = 0; i < n && ids; i++)
 		/* A provisional id unwound since: its frames are known
-		 * (deferred_unwind.h), its own no longer kept. */
-		ids[i] = mt_deferred_unwind_resolved(raw->stacks[s0 + i].stack_id)
+		 * (deferred unwinding), its own no longer kept. */
+		ids[i] = resolved && resolved(raw->stacks[s0 + i].stack_id)
 				 ? MT_STACK_NONE
 				 : raw->stacks[s0 + i].stack_id;
 	if (!ret)

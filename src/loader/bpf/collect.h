@@ -3,6 +3,9 @@
 #ifndef MEMTRACE_COLLECT_H
 #define MEMTRACE_COLLECT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "profile.h"
 
 struct memleak_bpf;
@@ -65,6 +68,13 @@ int mt_collect_remove(struct memleak_bpf *skel, uint32_t *pids, size_t n,
 /* Free the frames of the stacks kept from one read to the next (they are
  * kept until then, or until the maps of another BPF object are read). */
 void mt_collect_forget_stacks(void);
+
+/*
+ * FN says whether a provisional stack id (deferred unwinding, a layer
+ * above) has been unwound since: its frames are then not read from the
+ * stacks map.  Set by the tracer; NULL: none is.
+ */
+void mt_collect_set_resolved(bool (*fn)(uint64_t id));
 
 /* Stacks copied from the kernel so far (each is read once: for -v). */
 uint64_t mt_collect_stacks_read(void);

@@ -462,6 +462,7 @@ static int init_unwinder(struct mt_tracer *tr)
 	tr->uw.dlopen_ctx = tr;
 	if (!ret)
 		ret = mt_deferred_unwind_init(&tr->uw, tr->skel, tr->o->unwind);
+	mt_collect_set_resolved(mt_deferred_unwind_resolved);
 	if (ret)
 		return mt_fail("cannot map the unwind tables: %s", strerror(-ret));
 	tr->s.on_tick = unwinder_tick;
