@@ -861,7 +861,7 @@ static char *path_for(const char *path, pid_t pid, dev_t dev, ino_t ino)
 	struct stat st;
 	char *out;
 
-	if (pid <= 0 || strncmp(path, "/proc/", 6) || *rest < '0' || *rest > '9')
+	if (pid <= 0 || strncmp(path, "/proc/", 6) != 0 || *rest < '0' || *rest > '9')
 		return strdup(path);
 	rest += strspn(rest, "0123456789");
 	if (*rest != '/' || asprintf(&out, "/proc/%d%s", (int)pid, rest) < 0)

@@ -69,7 +69,7 @@ static bool same(const struct mt_proc_alloc *x, const struct mt_proc_alloc *y)
 {
 	size_t kx = strcspn(x->name, " "), ky = strcspn(y->name, " ");
 
-	if (kx != ky || memcmp(x->name, y->name, kx))
+	if (kx != ky || memcmp(x->name, y->name, kx) != 0)
 		return false;
 	if (x->dev || x->ino || y->dev || y->ino)
 		return x->dev == y->dev && x->ino == y->ino;

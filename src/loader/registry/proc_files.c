@@ -86,7 +86,7 @@ static bool strip_deleted(char *name)
 	static const char tag[] = " (deleted)";
 	size_t n = strlen(name), t = sizeof(tag) - 1;
 
-	if (n <= t || strcmp(name + n - t, tag))
+	if (n <= t || strcmp(name + n - t, tag) != 0)
 		return false;
 	name[n - t] = '\0';
 	return true;
