@@ -47,6 +47,16 @@ def check_flats(what, rep, funcs, metric, d):
     check(not bad, "%s --metric %s: %s" % (what, metric, "; ".join(bad)), d)
 
 
+def check_twice(what, rep, funcs, d):
+    """Every function of FUNCS called twice its one run's alloc_objects."""
+    bad = []
+    for name, fn in funcs.items():
+        got = ta.flat(rep, name)
+        if got != 2 * fn.alloc_objects:
+            bad.append("%s: %r, expected %d" % (name, got, 2 * fn.alloc_objects))
+    check(not bad, "%s: %s" % (what, "; ".join(bad)), d)
+
+
 def check_allocator(what, rep, kind, lib, d):
     main_part = rep.allocator.split(";")[0]
     check(main_part.startswith(kind + " ") and lib in main_part,
@@ -116,12 +126,7 @@ def _allocator_per_process():
     check_eq(tc.count("pid "), 1, "processes named with tcmalloc (the first leaks)", d)
     check(" leaks)" in tc and " sh," in glibc and " leaks)" in glibc,
           "process names on the allocator line", d)
-    bad = []
-    for name, fn in p.funcs.items():
-        got = ta.flat(rep, name)
-        if got != 2 * fn.alloc_objects:
-            bad.append("%s: %r, expected %d" % (name, got, 2 * fn.alloc_objects))
-    check(not bad, "both runs' calls: " + "; ".join(bad), d)
+    check_twice("both runs' calls", rep, p.funcs, d)
 
 
 def make_chroot(name):
@@ -137,6 +142,33 @@ def make_chroot(name):
     for prog in ("leaks", "waiter"):
         shutil.copy2(mtlib.prog_path(prog), os.path.join(root, "bin"))
     return root
+
+
+def waiter_pid(argv, tag, env=None, before=None):
+    """Run waiter as ARGV (ENV), BEFORE() once it is ready (its pid given),
+    then `memtrace -p` on it through its traced part: (report, details)."""
+    w = mtlib.Bg(argv, env=env)
+    mt = None
+    out = os.path.join(mtlib.TMPDIR, "exec_alloc.%s.txt" % tag)
+    try:
+        line = w.out.wait_for(lambda l: l.startswith("ready "), 30)
+        check(line is not None, "waiter (%s) did not say ready" % tag, w.details())
+        if before:
+            before(w.pid)
+        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
+        w.send("\n")
+        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "waiter (%s) did not say done" % tag, w.details())
+        w.send("\n")
+        check_eq(w.wait(30), 0, "waiter's exit status", w.details())
+        check_eq(mt.wait(60), 0, "memtrace -p (%s): exit status" % tag, mt.details())
+        with open(out) as f:
+            rep = mtlib.parse_report(f.read())
+        return rep, "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
+    finally:
+        if mt:
+            mtlib.kill_quietly(mt)
+        mtlib.kill_quietly(w)
 
 
 @test("exec_alloc.chroot_cmd")
@@ -159,29 +191,9 @@ def _chroot_pid():
     chroot's libc (its maps name it by its path outside the chroot), and
     waiter's traced part is exact."""
     root = make_chroot("chroot-pid")
-    w = mtlib.Bg(["chroot", root, "/bin/waiter"])
-    mt = None
-    out = os.path.join(mtlib.TMPDIR, "exec_alloc.chroot_pid.txt")
-    try:
-        line = w.out.wait_for(lambda l: l.startswith("ready "), 30)
-        check(line is not None, "waiter in the chroot did not say ready", w.details())
-        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
-        w.send("\n")
-        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
-              "waiter did not say done", w.details())
-        w.send("\n")
-        check_eq(w.wait(30), 0, "waiter's exit status", w.details())
-        rc = mt.wait(60)
-        check_eq(rc, 0, "memtrace -p (chroot): exit status", mt.details())
-        with open(out) as f:
-            rep = mtlib.parse_report(f.read())
-        d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
-        check_allocator("memtrace -p (chroot)", rep, "glibc", root, d)
-        check_flats("memtrace -p (chroot)", rep, WAITER.funcs, "inuse_space", d)
-    finally:
-        if mt:
-            mtlib.kill_quietly(mt)
-        mtlib.kill_quietly(w)
+    rep, d = waiter_pid(["chroot", root, "/bin/waiter"], "chroot_pid")
+    check_allocator("memtrace -p (chroot)", rep, "glibc", root, d)
+    check_flats("memtrace -p (chroot)", rep, WAITER.funcs, "inuse_space", d)
 
 
 @test("exec_alloc.unshare_bind_mount")
@@ -213,37 +225,19 @@ def _deleted_files_pid():
     root = make_chroot("deleted")
     libdir = os.path.join(root, "lib/x86_64-linux-gnu")
     exe = os.path.join(root, "bin/waiter")
-    env = dict(os.environ, LD_LIBRARY_PATH=libdir)
-    w = mtlib.Bg([exe], env=env)
-    mt = None
-    out = os.path.join(mtlib.TMPDIR, "exec_alloc.deleted_files_pid.txt")
-    try:
-        line = w.out.wait_for(lambda l: l.startswith("ready "), 30)
-        check(line is not None, "waiter did not say ready", w.details())
+
+    def delete(pid):
         os.unlink(os.path.join(libdir, "libc.so.6"))
         os.unlink(exe)
-        with open("/proc/%d/maps" % w.pid) as f:
+        with open("/proc/%d/maps" % pid) as f:
             maps = f.read()
         check("libc.so.6 (deleted)" in maps and "waiter (deleted)" in maps,
               "the deleted files are not marked so in maps", maps)
-        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
-        w.send("\n")
-        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
-              "waiter did not say done", w.details())
-        w.send("\n")
-        check_eq(w.wait(30), 0, "waiter's exit status", w.details())
-        rc = mt.wait(60)
-        check_eq(rc, 0, "memtrace -p (deleted files): exit status", mt.details())
-        with open(out) as f:
-            rep = mtlib.parse_report(f.read())
-        d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
-        check_allocator("memtrace -p (deleted files)", rep, "glibc", libdir, d)
-        check("(deleted)" not in rep.allocator, "allocator line %r" % rep.allocator, d)
-        check_flats("memtrace -p (deleted files)", rep, WAITER.funcs, "inuse_space", d)
-    finally:
-        if mt:
-            mtlib.kill_quietly(mt)
-        mtlib.kill_quietly(w)
+
+    rep, d = waiter_pid([exe], "deleted_files_pid", dict(os.environ, LD_LIBRARY_PATH=libdir), delete)
+    check_allocator("memtrace -p (deleted files)", rep, "glibc", libdir, d)
+    check("(deleted)" not in rep.allocator, "allocator line %r" % rep.allocator, d)
+    check_flats("memtrace -p (deleted files)", rep, WAITER.funcs, "inuse_space", d)
 
 
 def overlay_root(name):
@@ -281,29 +275,11 @@ def _overlayfs_pid():
     merged = overlay_root("ovl-pid")
     try:
         libdir = os.path.join(merged, "lib/x86_64-linux-gnu")
-        w = mtlib.Bg([os.path.join(merged, "bin/waiter")], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
-        mt = None
-        out = os.path.join(mtlib.TMPDIR, "exec_alloc.overlayfs_pid.txt")
-        try:
-            check(w.out.wait_for(lambda l: l.startswith("ready "), 30) is not None,
-                  "waiter did not say ready", w.details())
-            mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-n", "100", "-o", out, "-d", "600"])
-            w.send("\n")
-            check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
-                  "waiter did not say done", w.details())
-            w.send("\n")
-            check_eq(w.wait(30), 0, "waiter's exit status", w.details())
-            check_eq(mt.wait(60), 0, "memtrace -p (overlayfs): exit status", mt.details())
-            with open(out) as f:
-                rep = mtlib.parse_report(f.read())
-            d = "%s\nreport:\n%s" % (mt.details(), mtlib.tail(rep.text, 60))
-            check_allocator("memtrace -p (overlayfs)", rep, "glibc", merged, d)
-            check_flats("memtrace -p (overlayfs)", rep, WAITER.funcs, "inuse_space", d)
-            check_whole_stacks("memtrace -p (overlayfs)", rep, d)
-        finally:
-            if mt:
-                mtlib.kill_quietly(mt)
-            mtlib.kill_quietly(w)
+        rep, d = waiter_pid([os.path.join(merged, "bin/waiter")], "overlayfs_pid",
+                            dict(os.environ, LD_LIBRARY_PATH=libdir))
+        check_allocator("memtrace -p (overlayfs)", rep, "glibc", merged, d)
+        check_flats("memtrace -p (overlayfs)", rep, WAITER.funcs, "inuse_space", d)
+        check_whole_stacks("memtrace -p (overlayfs)", rep, d)
     finally:
         subprocess.run(["umount", "-l", merged])
 
@@ -342,9 +318,4 @@ def _exec_chain_children():
     p = BY_NAME["leaks"]
     res, rep, d = run_report([shim], "alloc_objects", tag="chain")
     check("cannot probe" not in res.stderr, "a process not probed", d)
-    bad = []
-    for name, fn in p.funcs.items():
-        got = ta.flat(rep, name)
-        if got != 2 * fn.alloc_objects:
-            bad.append("%s: %r, expected %d" % (name, got, 2 * fn.alloc_objects))
-    check(not bad, "both runs of leaks: " + "; ".join(bad), d)
+    check_twice("both runs of leaks", rep, p.funcs, d)
