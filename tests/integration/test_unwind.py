@@ -23,12 +23,14 @@ def module_runs(ips):
     return runs
 
 
-def traced(prog, args=(), extra=()):
-    """memtrace --raw=F --text -- PROG ARGS: (result, header report, stacks)."""
+def traced(prog, args=(), extra=(), wrap=None):
+    """memtrace --raw=F --text -- PROG ARGS (the command as WRAP(argv) makes
+    it, when given): (result, header report, stacks)."""
+    cmd = [mtlib.prog_path(prog)] + list(args)
     with tempfile.TemporaryDirectory() as d:
         raw = os.path.join(d, "stacks.raw")
         res = mtlib.run_memtrace(["--raw=" + raw, "--text", "-n", "5"] + list(extra) +
-                                 ["--", mtlib.prog_path(prog)] + list(args))
+                                 ["--"] + (wrap(cmd) if wrap else cmd))
         d_ = "command: %s\nexit status: %s\nstderr:\n%s\nreport:\n%s" % (
             " ".join(res.argv), res.rc, mtlib.tail(res.stderr), mtlib.tail(res.stdout, 30))
         check_eq(res.rc, 0, "exit status", d_)
@@ -265,13 +267,19 @@ def _dlopen_soon():
                 dst.write(src.read())
             libs.append(lib)
         res, rep, stacks, d_ = traced("dlopen_soon", libs)
+    check_soon_chains(res, rep, stacks, d_, "libsoon%d.so")
+
+
+def check_soon_chains(res, rep, stacks, d_, lib_name):
+    """dlopen_soon's first stack through each library (LIB_NAME % i) whole,
+    from the library to main, nothing cut short."""
     check_no_truncation(res, rep, stacks, d_)
     for i in range(SOON_LIBS):
         check_chain(stack_of_size(stacks, 1000 + i, d_), "dlopen_soon.c",
                     {"plugin_inner", "plugin_outer", "call_soon", "main", "_start"},
                     [("plugin_inner", None), ("plugin_outer", None), ("call_soon", "CALL_SOON"),
                      ("main", "MAIN_SOON"), ("_start", None)],
-                    ["libsoon%d.so" % i, "dlopen_soon", LIBC, "dlopen_soon"], d_)
+                    [lib_name % i, "dlopen_soon", LIBC, "dlopen_soon"], d_)
 
 
 def fresh_plugins(d, n):
@@ -296,24 +304,8 @@ def at_once_case(wrap):
     library to main."""
     with tempfile.TemporaryDirectory() as d:
         libs = fresh_plugins(d, SOON_LIBS)
-        raw = os.path.join(d, "stacks.raw")
-        cmd = wrap([mtlib.prog_path("dlopen_soon")] + libs)
-        res = mtlib.run_memtrace(["--raw=" + raw, "--text", "-n", "5", "--"] + cmd)
-        d_ = "command: %s\nexit status: %s\nstderr:\n%s\nreport:\n%s" % (
-            " ".join(res.argv), res.rc, mtlib.tail(res.stderr), mtlib.tail(res.stdout, 30))
-        check_eq(res.rc, 0, "exit status", d_)
-        with open(raw, encoding="utf-8") as f:
-            text = f.read()
-    rep = mtlib.parse_report(res.stdout)
-    stacks = parse_raw(text, d_)
-    d_ += "\nraw:\n" + mtlib.tail(text, 80)
-    check_no_truncation(res, rep, stacks, d_)
-    for i in range(SOON_LIBS):
-        check_chain(stack_of_size(stacks, 1000 + i, d_), "dlopen_soon.c",
-                    {"plugin_inner", "plugin_outer", "call_soon", "main", "_start"},
-                    [("plugin_inner", None), ("plugin_outer", None), ("call_soon", "CALL_SOON"),
-                     ("main", "MAIN_SOON"), ("_start", None)],
-                    ["libfresh%d.so" % i, "dlopen_soon", LIBC, "dlopen_soon"], d_)
+        res, rep, stacks, d_ = traced("dlopen_soon", libs, wrap=wrap)
+    check_soon_chains(res, rep, stacks, d_, "libfresh%d.so")
 
 
 @test("unwind.dlopen_at_once")
