@@ -125,12 +125,23 @@ for f in "${srcs[@]}"; do
 	fi
 done
 
+# cppcheck reads the skeleton's 3.7 MB of embedded BPF object in every
+# file that includes it (minutes a file): it is given a copy without those
+# bytes, ahead of build/ on its include path; the types are the same.
+skel_dir=$(mktemp -d)
+trap 'rm -f "$cfg"; rm -rf "$skel_dir"' EXIT
+if [ -f build/memleak.skel.h ]; then
+	awk 'skip { if (/";$/) { print "\";"; skip = 0 } next }
+	     { print } /return \(const void \*\)"\\$/ { skip = 1 }' \
+		build/memleak.skel.h >"$skel_dir/memleak.skel.h"
+fi
+
 echo "lint: cppcheck on ${#srcs[@]} files" >&2
 if ! cppcheck --quiet --language=c --std=c11 -j "$(nproc 2>/dev/null || echo 1)" \
 	--enable=warning,performance,portability \
 	--error-exitcode=1 --inline-suppr --suppress=missingIncludeSystem \
 	--library="$cfg" \
-	"${defs[@]}" "${incs[@]}" "${srcs[@]}"; then
+	"${defs[@]}" -I"$skel_dir" "${incs[@]}" "${srcs[@]}"; then
 	echo "lint: cppcheck found problems" >&2
 	fail=1
 fi
