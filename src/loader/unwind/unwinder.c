@@ -531,7 +531,8 @@ void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 		     const struct mt_file_key *file, uint64_t start,
 		     uint64_t end)
 {
-	char path[96];
+	char path[96], name[PATH_MAX];
+	ssize_t len;
 	int fd;
 
 	pthread_mutex_lock(&u->lock);
@@ -545,7 +546,10 @@ void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return; /* gone */
-	add_file(u, fd, file, path, false);
+	/* Named (-v) by the file the process maps, not the link to it. */
+	len = readlink(path, name, sizeof(name) - 1);
+	name[len > 0 ? len : 0] = '\0';
+	add_file(u, fd, file, len > 0 ? name : path, false);
 }
 
 bool mt_unwinder_idle(struct mt_unwinder *u)
@@ -566,17 +570,6 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid)
 		bpf_map_delete_elem(u->vmas_fd, &key);
 }
 
-/* Whether the table of KEY is asked for, loaded or failed already. */
-static bool known_locked(struct mt_unwinder *u, const struct mt_file_key *key)
-{
-	bool k;
-
-	pthread_mutex_lock(&u->lock);
-	k = known(u, key->dev, key->ino);
-	pthread_mutex_unlock(&u->lock);
-	return k;
-}
-
 /*
  * Each file process PID maps executable, under the key the stack walk
  * will look for (the kernel's, from the vma_files iterator: on overlayfs
@@ -586,27 +579,13 @@ static bool known_locked(struct mt_unwinder *u, const struct mt_file_key *key)
 static int add_mapped(struct mt_unwinder *u, pid_t pid)
 {
 	struct mt_vma_file *v;
-	char path[96], name[PATH_MAX];
 	size_t n;
 	int ret = u->skel ? mt_vma_files(u->skel, pid, &v, &n) : -EOPNOTSUPP;
 
 	if (ret)
 		return ret;
-	for (size_t i = 0; i < n; i++) {
-		ssize_t len;
-		int fd;
-
-		if (known_locked(u, &v[i].file))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)v[i].start, (unsigned long long)v[i].end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = readlink(path, name, sizeof(name) - 1);
-		name[len > 0 ? len : 0] = '\0';
-		add_file(u, fd, &v[i].file, len > 0 ? name : path, false);
-	}
+	for (size_t i = 0; i < n; i++)
+		mt_unwinder_ask(u, pid, &v[i].file, v[i].start, v[i].end);
 	free(v);
 	return 0;
 }
