@@ -2,7 +2,6 @@
 /* probes.c: which functions are probed, and attaching to them. */
 #include "probes.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -824,32 +823,26 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 	return ret;
 }
 
-/* A /proc/PID/map_files path of process PID's mapping of the file with
- * dev/ino DEV and INO, malloc()ed, or NULL. */
+/* A path by which process PID reaches its mapping of the file with
+ * dev/ino DEV and INO (proc_files.h), malloc()ed, or NULL. */
 static char *mapped_path(pid_t pid, dev_t dev, ino_t ino)
 {
-	char dir[64], *out = NULL;
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
+	struct mt_objects objs;
+	char *out = NULL;
 
-	snprintf(dir, sizeof(dir), "/proc/%d/map_files", (int)pid);
-	d = opendir(dir);
-	while (d && !out && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' &&
-		    fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
-		    st.st_dev == dev && st.st_ino == ino &&
-		    asprintf(&out, "%s/%s", dir, e->d_name) < 0)
-			out = NULL;
-	if (d)
-		closedir(d);
+	if (mt_objects_of_pid(pid, &objs))
+		return NULL;
+	for (size_t i = 0; i < objs.n && !out; i++)
+		if (objs.v[i].dev == dev && objs.v[i].ino == ino)
+			out = strdup(objs.v[i].path);
+	mt_objects_free(&objs);
 	return out;
 }
 
 /*
  * PATH (a plan's, naming the file with dev/ino DEV and INO) as process PID
  * reaches it.  A path through another process's /proc entry (its
- * map_files, its root: objects.c's) lasts only while that process keeps
+ * map_files, its root: proc_files.c's) lasts only while that process keeps
  * the mapping: gone at its exec or exit.  A child just forked maps the
  * same files at the same addresses, so its own entry names the same
  * file.  Returns a malloc()ed path (PATH's copy when it is not such a
