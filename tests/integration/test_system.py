@@ -18,11 +18,17 @@ RAW_STACK = re.compile(r"^stack \d+ id 0x[0-9a-f]+ pid (\d+): allocated (\d+) by
                        r"freed (\d+) bytes in (\d+) objects$")
 
 
-def per_pid(raw_text):
-    """{pid: [alloc bytes, alloc objects, freed bytes, freed objects]} from --raw."""
+def per_pid(raw_text, first_in=None):
+    """{pid: [alloc bytes, alloc objects, freed bytes, freed objects]} from
+    --raw; only stacks whose first frame is in file FIRST_IN if given."""
     out = {}
-    for line in raw_text.splitlines():
+    lines = raw_text.splitlines()
+    for i, line in enumerate(lines):
         m = RAW_STACK.match(line)
+        if m and first_in is not None:
+            ip0 = lines[i + 1].split() if i + 1 < len(lines) else []
+            if ip0[:2] != ["ip", "#0"] or not ip0[3].startswith(first_in + "+"):
+                continue
         if m:
             v = out.setdefault(int(m.group(1)), [0, 0, 0, 0])
             for k in range(4):
@@ -143,3 +149,64 @@ def _other_libc():
               t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
     check_eq(got.get(w.pid), traced, "pid %d (own libc): allocated/freed bytes and objects" % w.pid,
              mt.details())
+
+
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+
+@test("system.preloaded_allocator_first_call")
+def _preloaded_allocator():
+    """A process started after memtrace with LD_PRELOAD=libjemalloc, when
+    no process maps jemalloc: its first allocations (the waiter's PRE
+    blocks, made before any scan can see it) are traced, as the installed
+    jemalloc is probed before any process maps it; the allocator line
+    names jemalloc once the process is seen."""
+    check(os.path.exists(JEMALLOC), "%s is missing (libjemalloc-dev)" % JEMALLOC)
+    users = [p for p in os.listdir("/proc") if p.isdigit() and mapped(p, "libjemalloc")]
+    check(not users, "processes already map jemalloc: %s" % users)
+    t = totals(WAITER)
+    pre = WAITER_PRE * WAITER_PRE_SIZE
+    late = [t["alloc_space"] + pre, t["alloc_objects"] + WAITER_PRE,
+            t["alloc_space"] - t["inuse_space"] + pre, t["alloc_objects"] - t["inuse_objects"] + WAITER_PRE]
+    d = tempfile.mkdtemp(prefix="mt-preload-")
+    raw, out = os.path.join(d, "raw.txt"), os.path.join(d, "report.txt")
+    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw, "-o", out], stdin=subprocess.DEVNULL)
+    w = None
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+        check("jemalloc" not in line, "jemalloc named before a process maps it", line)
+        w = mtlib.Bg([mtlib.prog_path("waiter")], env=dict(os.environ, LD_PRELOAD=JEMALLOC))
+        ready = w.out.wait_for(lambda l: l.startswith("ready "), 30)
+        check(ready is not None, "waiter with jemalloc did not start", w.details())
+        check(mapped(str(w.pid), "libjemalloc"), "waiter does not map jemalloc", w.details())
+        time.sleep(1.5)  # a scan sees it map jemalloc
+        step(w)
+        w.send("\n")
+        check_eq(w.wait(30), 0, "waiter exit status", w.details())
+        mt.signal(signal.SIGINT)
+        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
+    finally:
+        if w:
+            mtlib.kill_quietly(w)
+        mtlib.kill_quietly(mt)
+    # Only the waiter's own calls: jemalloc brings libstdc++, whose start-up
+    # allocates too (its exception pool).
+    with open(raw) as f:
+        got = per_pid(f.read(), first_in="waiter")
+    check_eq(got.get(w.pid), late, "pid %d (LD_PRELOAD jemalloc): the waiter's allocated/freed bytes and objects" % w.pid,
+             mt.details())
+    with open(out) as f:
+        rep = mtlib.parse_report(f.read())
+    check("libjemalloc.so.2" in rep.allocator, "allocator line %r does not name jemalloc" % rep.allocator,
+          mtlib.tail(rep.text, 20))
+    check("libtcmalloc" not in rep.allocator, "allocator line %r names a tcmalloc no process used" % rep.allocator,
+          mtlib.tail(rep.text, 20))
+
+
+def mapped(pid, name):
+    try:
+        with open("/proc/%s/maps" % pid) as f:
+            return name in f.read()
+    except OSError:
+        return False

@@ -197,3 +197,7 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 
 # The loader's walk of a copied stack (src/loader/unwind/deferred_walk.c).
 -include tests/unit/deferred_walk.mk
+
+# The allocator libraries installed where ld.so looks
+# (src/loader/attach/installed_allocators.c).
+-include tests/unit/installed_allocators.mk

@@ -17,6 +17,7 @@
 #include "elf_syms.h"
 #include "per_pid_probes.h"
 #include "follow.h"
+#include "installed_allocators.h"
 #include "memleak.skel.h"
 #include "mapping_capture.h"
 #include "proc_state.h"
@@ -56,6 +57,32 @@ static void note_probed(struct mt_system *sys, const struct mt_object *o)
 	sys->nprobed++;
 }
 
+/*
+ * A file probed before any process was seen to map it (installed) is named
+ * on the report's allocator line once one is: the one with dev/ino DEV and
+ * INO, or (DEV 0) the path PATH as a process maps it.
+ */
+static void note_standby(struct mt_system *sys, dev_t dev, ino_t ino,
+			 const char *path)
+{
+	for (size_t i = 0; i < sys->standby.n; i++) {
+		struct mt_object *o = &sys->standby.v[i];
+
+		if (!o->shown[0] ||
+		    (dev ? o->dev != dev || o->ino != ino : strcmp(o->path, path)))
+			continue;
+		note_probed(sys, o);
+		o->shown[0] = '\0'; /* named */
+	}
+}
+
+/* The installed files that process P maps, named (note_standby). */
+static void note_standby_of(struct mt_system *sys, const struct mt_process *p)
+{
+	for (size_t k = 0; k < p->nmods && sys->standby.n; k++)
+		note_standby(sys, 0, 0, p->mods[k].path);
+}
+
 /* Probe the new allocator files among OBJS; *USES: one of OBJS is probed. */
 static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 			   struct mt_probes *probes,
@@ -68,8 +95,10 @@ static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 		bool family, probe;
 		int ret;
 
-		if (mt_objects_has(&sys->seen, o))
+		if (mt_objects_has(&sys->seen, o)) {
+			note_standby(sys, o->dev, o->ino, NULL);
 			continue;
+		}
 		probe = is_allocator(o, objs->has_exe && i == 0, &family,
 				     sys->prefix);
 		if (probe) {
@@ -161,8 +190,10 @@ static int add_unseen(struct mt_system *sys, struct memleak_bpf *skel, int fd)
 		if (ret == 0) {
 			sync_comm(sys, skel, i);
 			sys->alive[i] = kill((pid_t)key, 0) == 0 || errno != ESRCH;
-			if (sys->alive[i])
+			if (sys->alive[i]) {
 				mt_modules_refresh(&sys->procs[i], false);
+				note_standby_of(sys, &sys->procs[i]);
+			}
 		}
 	}
 	return ret;
@@ -270,6 +301,36 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 	return ret ? ret : harvest(sys, skel);
 }
 
+int mt_system_probe_installed(struct mt_system *sys, struct memleak_bpf *skel,
+			      struct mt_probes *probes)
+{
+	struct mt_objects objs;
+	int ret = mt_installed_allocators(NULL, &objs);
+
+	for (size_t i = 0; i < objs.n && ret == 0; i++) {
+		const struct mt_object *o = &objs.v[i];
+		bool family;
+
+		if (mt_objects_has(&sys->seen, o) ||
+		    !is_allocator(o, false, &family, sys->prefix))
+			continue;
+		ret = mt_probes_attach_object(probes, skel, o, family,
+					      sys->prefix);
+		if (ret == -EOPNOTSUPP)
+			break;
+		if (ret) {
+			/* Tried again by the scan that sees it mapped. */
+			ret = 0;
+			continue;
+		}
+		ret = mt_objects_add(&sys->seen, o);
+		if (ret == 0)
+			ret = mt_objects_add(&sys->standby, o);
+	}
+	mt_objects_free(&objs);
+	return ret;
+}
+
 int mt_system_look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		      struct mt_probes *probes, uint32_t pid)
 {
@@ -292,6 +353,7 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 		i = (ssize_t)sys->nprocs - 1;
 	}
 	mt_modules_refresh(&sys->procs[i], false);
+	note_standby_of(sys, &sys->procs[i]);
 	sync_comm(sys, sys->skel, (size_t)i); /* new, or it exec'd */
 	sys->alive[i] = true;
 	return 0;
@@ -307,6 +369,7 @@ void mt_system_read_maps(struct mt_system *sys, uint32_t pid)
 		i = (ssize_t)sys->nprocs - 1;
 	}
 	mt_modules_refresh(&sys->procs[i], false);
+	note_standby_of(sys, &sys->procs[i]);
 	sys->alive[i] = true;
 }
 
@@ -429,6 +492,7 @@ void mt_system_free(struct mt_system *sys)
 	free(sys->gone);
 	free(sys->alive);
 	mt_objects_free(&sys->seen);
+	mt_objects_free(&sys->standby);
 	mt_raw_profile_free(&sys->dead);
 	memset(sys, 0, sizeof(*sys));
 }

@@ -23,6 +23,8 @@ struct ring_buffer;
 struct mt_system {
 	const char *prefix;          /* --symbol-prefix */
 	struct mt_objects seen;      /* files already looked at (probed or not) */
+	struct mt_objects standby;   /* probed as installed (path as found),
+					shown "" once a process maps it */
 	size_t nprobed;              /* of them, files with probes */
 	char probed[2048];           /* their paths, for the report header */
 	struct mt_process *procs;    /* processes that use a probed file */
@@ -63,6 +65,17 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
  * still there), following it from now on if it was not.
  */
 void mt_system_read_maps(struct mt_system *sys, uint32_t pid);
+
+/*
+ * Probe the allocator libraries installed on this machine that no process
+ * maps yet (installed_allocators.h), so that a process that later gets one
+ * (LD_PRELOAD, dlopen) is traced from its first call: the kernel places the
+ * probes as it maps the file.  Such a file is named on the allocator line
+ * once a process is seen to map it.  Returns 0 or -errno (-EOPNOTSUPP as
+ * mt_system_scan).
+ */
+int mt_system_probe_installed(struct mt_system *sys, struct memleak_bpf *skel,
+			      struct mt_probes *probes);
 
 /*
  * What mt_system_scan does, for process PID alone: as ld.so's hook tells

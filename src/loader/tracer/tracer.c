@@ -84,6 +84,8 @@ static int attach_system(struct memleak_bpf *skel, enum mt_link_mode mode,
 
 	mt_probes_init(c->probes, -1, mode, c->o->mmap);
 	ret = mt_system_scan(c->sys, skel, c->probes);
+	if (ret == 0 && c->sys->nprobed)
+		ret = mt_system_probe_installed(c->sys, skel, c->probes);
 	if (ret) {
 		mt_probes_detach(c->probes);
 		mt_system_free(c->sys);
