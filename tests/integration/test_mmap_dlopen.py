@@ -136,9 +136,11 @@ def _program_sigurg():
 
 @test("dlopen.pid_later_library")
 def _pid_later_library():
-    """-p, python3 loading a C++ plugin with ctypes after memtrace attached:
-    libstdc++'s new/delete are probed (the line names them) and the
-    libraries without any (libgcc_s, the plugin itself) bring no warning."""
+    """-p, python3 loading a C++ plugin with ctypes after memtrace attached
+    and calling it at once: libstdc++'s new/delete (installed, probed ahead
+    for the target) count every new of the plugin, the line names them once
+    mapped, and the libraries without any (libgcc_s, the plugin itself)
+    bring no warning."""
     script = ("import sys, ctypes; print('ready', flush=True); sys.stdin.readline(); "
               "ctypes.CDLL(%r).plugin_leak(); print('done', flush=True); sys.stdin.readline()"
               % mtlib.prog_path("libplugin.so"))
@@ -148,11 +150,13 @@ def _pid_later_library():
     try:
         check(w.out.wait_for(lambda l: l.strip() == "ready", 30) is not None,
               "python3 did not say ready", w.details())
-        mt = mtlib.start_memtrace_pid(w.pid, ["-o", out, "-d", "600"])
+        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-o", out, "-d", "600"])
+        # The installed allocators are probed at the first refresh (0.1 s).
+        time.sleep(1)
         w.send("\n")
         check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
               "python3 did not say done", w.details())
-        # The next look at its mappings, at the latest (ten times a second).
+        # The next look at its mappings names libstdc++ (ten times a second).
         time.sleep(0.5)
         w.send("\n")
         check_eq(w.wait(30), 0, "python3's exit status", w.details())
@@ -161,8 +165,46 @@ def _pid_later_library():
             rep = mtlib.parse_report(f.read())
         d = mt.details()
         check("libstdc++" in rep.allocator, "allocator line %r" % rep.allocator, d)
+        row = rep.row("plugin_leak")
+        check(row is not None and row.flat == 4 * 300,
+              "flat inuse_space of plugin_leak (4 x new char[300], right after the dlopen): %r"
+              % (row and row.flat), mtlib.tail(rep.text, 40))
         errs = mt.err.text()
         check("cannot probe" not in errs, "a warning for a library with nothing to probe", errs)
+    finally:
+        if mt:
+            mtlib.kill_quietly(mt)
+        mtlib.kill_quietly(w)
+
+
+@test("dlopen.pid_allocator_at_once")
+def _pid_allocator_at_once():
+    """-p on a program that dlopens libtcmalloc_minimal and calls its
+    malloc at once: all 7 calls of use_lib_malloc counted (tcmalloc,
+    installed, was probed for the target before the dlopen; the look that
+    the dlopen prompts comes after the calls)."""
+    tc = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
+    check(os.path.exists(tc), "%s is missing (libgoogle-perftools-dev)" % tc)
+    w = mtlib.Bg([mtlib.prog_path("dlopen_alloc"), tc])
+    mt = None
+    out = os.path.join(mtlib.TMPDIR, "dlopen.pid_allocator_at_once.txt")
+    try:
+        check(w.out.wait_for(lambda l: l.strip() == "ready", 30) is not None,
+              "dlopen_alloc did not say ready", w.details())
+        mt = mtlib.start_memtrace_pid(w.pid, ["--unit", "B", "-o", out, "-d", "600"])
+        time.sleep(1)  # the first refresh (0.1 s) probes the installed allocators
+        w.send("\n")
+        check(w.out.wait_for(lambda l: l.strip() == "done", 30) is not None,
+              "dlopen_alloc did not say done", w.details())
+        w.send("\n")
+        check_eq(w.wait(30), 0, "dlopen_alloc's exit status", w.details())
+        check_eq(mt.wait(60), 0, "memtrace -p: exit status", mt.details())
+        with open(out) as f:
+            rep = mtlib.parse_report(f.read())
+        row = rep.row("use_lib_malloc")
+        check(row is not None and row.flat == 7 * 777,
+              "flat inuse_space of use_lib_malloc (7 x 777 from tcmalloc's malloc at once): %r"
+              % (row and row.flat), mtlib.tail(rep.text, 40) + "\n" + mt.details())
     finally:
         if mt:
             mtlib.kill_quietly(mt)

@@ -193,9 +193,11 @@ def _preloaded_allocator():
     # Only the waiter's own calls: jemalloc brings libstdc++, whose start-up
     # allocates too (its exception pool).
     with open(raw) as f:
-        got = per_pid(f.read(), first_in="waiter")
+        raw_text = f.read()
+    got = per_pid(raw_text, first_in="waiter")
+    mine = re.findall(r"^stack \d+ id \S+ pid %d:.*\n(?:  .*\n)*" % w.pid, raw_text, re.M)
     check_eq(got.get(w.pid), late, "pid %d (LD_PRELOAD jemalloc): the waiter's allocated/freed bytes and objects" % w.pid,
-             mt.details())
+             mt.details() + "\nits stacks:\n" + "".join(mine))
     with open(out) as f:
         rep = mtlib.parse_report(f.read())
     check("libjemalloc.so.2" in rep.allocator, "allocator line %r does not name jemalloc" % rep.allocator,

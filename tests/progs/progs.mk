@@ -25,7 +25,7 @@ PROGS_NOFP := -O2 -g -fomit-frame-pointer $(PROGS_WARN)
 
 # Plain C programs at -O0.
 PROGS_C_O0 := leaks aligned pvalloc realloc failures waiter exit7 holder served family many \
-	      sizes grower phases rss_of jit exec_later urg top_grow
+	      sizes grower phases rss_of jit exec_later urg top_grow dlopen_alloc
 PROGS_ALL  := $(PROGS_C_O0) threads thread_waves sampled shapes inline nolibc \
 	      nofp libnofp_plugin.so nofp_cxx stack_edge dlopen_soon cut_stacks
 

@@ -804,9 +804,11 @@ cleanup:
 	return ret;
 }
 
-int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
-			    const struct mt_object *obj, bool alloc_family,
-			    const char *prefix)
+/* mt_probes_attach_object, *DEFINES_CXX saying whether OBJ defines
+ * new/delete (then noted on P's line when NOTE). */
+static int attach_object(struct mt_probes *p, struct memleak_bpf *skel,
+			 const struct mt_object *obj, bool alloc_family,
+			 const char *prefix, bool note, bool *defines_cxx)
 {
 	struct mt_plan_entry e;
 	int cxx_err, ret = plan_object(p, skel, obj, alloc_family, prefix, &e,
@@ -814,13 +816,36 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 
 	if (ret == 0)
 		ret = cxx_err;
-	if (ret == 0 && e.defines_cxx)
+	*defines_cxx = ret == 0 && e.defines_cxx;
+	if (*defines_cxx && note)
 		note_cxx(p, obj);
 	if (ret == 0 && e.has_mmap)
 		p->mmap = true;
 	if (ret == 0 && e.plan.n)
 		ret = attach_placed(p, skel, p->pid, &e.plan, 1);
 	return ret;
+}
+
+int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
+			    const struct mt_object *obj, bool alloc_family,
+			    const char *prefix)
+{
+	bool cxx;
+
+	return attach_object(p, skel, obj, alloc_family, prefix, true, &cxx);
+}
+
+int mt_probes_attach_standby(struct mt_probes *p, struct memleak_bpf *skel,
+			     const struct mt_object *obj, bool alloc_family,
+			     const char *prefix, bool *defines_cxx)
+{
+	return attach_object(p, skel, obj, alloc_family, prefix, false,
+			     defines_cxx);
+}
+
+void mt_probes_note_cxx(struct mt_probes *p, const struct mt_object *obj)
+{
+	note_cxx(p, obj);
 }
 
 /* A path by which process PID reaches its mapping of the file with

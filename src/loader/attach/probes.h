@@ -82,6 +82,16 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 			    const char *prefix);
 
 /*
+ * mt_probes_attach_object for a file no process maps yet (an installed
+ * allocator): its new/delete are not named on P's line (*DEFINES_CXX says
+ * whether it has them) until mt_probes_note_cxx, when a process maps it.
+ */
+int mt_probes_attach_standby(struct mt_probes *p, struct memleak_bpf *skel,
+			     const struct mt_object *obj, bool alloc_family,
+			     const char *prefix, bool *defines_cxx);
+void mt_probes_note_cxx(struct mt_probes *p, const struct mt_object *obj);
+
+/*
  * P's process exec'd and stops before its new image runs: P becomes the
  * probes of that image (as mt_probes_attach makes them, the plans from
  * P->cache).  With KEEP (the process's task is the one P's links were

@@ -17,7 +17,7 @@
 #include "elf_syms.h"
 #include "per_pid_probes.h"
 #include "follow.h"
-#include "installed_allocators.h"
+#include "standby_probes.h"
 #include "memleak.skel.h"
 #include "mapping_capture.h"
 #include "proc_state.h"
@@ -58,28 +58,25 @@ static void note_probed(struct mt_system *sys, const struct mt_object *o)
 }
 
 /*
- * A file probed before any process was seen to map it (installed) is named
- * on the report's allocator line once one is: the one with dev/ino DEV and
- * INO, or (DEV 0) the path PATH as a process maps it.
+ * A process maps the file DEV/INO (or, DEV 0, PATH): if it was probed on
+ * standby (mt_system_probe_installed), it is named now.
  */
 static void note_standby(struct mt_system *sys, dev_t dev, ino_t ino,
 			 const char *path)
 {
-	for (size_t i = 0; i < sys->standby.n; i++) {
-		struct mt_object *o = &sys->standby.v[i];
+	const struct mt_object *o;
 
-		if (!o->shown[0] ||
-		    (dev ? o->dev != dev || o->ino != ino : strcmp(o->path, path)))
-			continue;
+	if (!sys->standby.files.n)
+		return;
+	o = mt_standby_mapped(&sys->standby, sys->standby_probes, dev, ino, path);
+	if (o)
 		note_probed(sys, o);
-		o->shown[0] = '\0'; /* named */
-	}
 }
 
-/* The installed files that process P maps, named (note_standby). */
+/* The standby files that process P maps, named (note_standby). */
 static void note_standby_of(struct mt_system *sys, const struct mt_process *p)
 {
-	for (size_t k = 0; k < p->nmods && sys->standby.n; k++)
+	for (size_t k = 0; k < p->nmods && sys->standby.files.n; k++)
 		note_standby(sys, 0, 0, p->mods[k].path);
 }
 
@@ -304,30 +301,15 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 int mt_system_probe_installed(struct mt_system *sys, struct memleak_bpf *skel,
 			      struct mt_probes *probes)
 {
-	struct mt_objects objs;
-	int ret = mt_installed_allocators(NULL, &objs);
+	size_t before = sys->standby.files.n;
+	int ret;
 
-	for (size_t i = 0; i < objs.n && ret == 0; i++) {
-		const struct mt_object *o = &objs.v[i];
-		bool family;
-
-		if (mt_objects_has(&sys->seen, o) ||
-		    !is_allocator(o, false, &family, sys->prefix))
-			continue;
-		ret = mt_probes_attach_object(probes, skel, o, family,
-					      sys->prefix);
-		if (ret == -EOPNOTSUPP)
-			break;
-		if (ret) {
-			/* Tried again by the scan that sees it mapped. */
-			ret = 0;
-			continue;
-		}
-		ret = mt_objects_add(&sys->seen, o);
-		if (ret == 0)
-			ret = mt_objects_add(&sys->standby, o);
-	}
-	mt_objects_free(&objs);
+	sys->standby_probes = probes;
+	ret = mt_standby_probe(&sys->standby, probes, skel, sys->prefix,
+			       &sys->seen, true);
+	/* Seen: a scan does not probe them again. */
+	for (size_t i = before; i < sys->standby.files.n && ret == 0; i++)
+		ret = mt_objects_add(&sys->seen, &sys->standby.files.v[i]);
 	return ret;
 }
 
@@ -492,7 +474,7 @@ void mt_system_free(struct mt_system *sys)
 	free(sys->gone);
 	free(sys->alive);
 	mt_objects_free(&sys->seen);
-	mt_objects_free(&sys->standby);
+	mt_standby_free(&sys->standby);
 	mt_raw_profile_free(&sys->dead);
 	memset(sys, 0, sizeof(*sys));
 }

@@ -14,6 +14,7 @@
 
 #include "proc_files.h"
 #include "probes.h"
+#include "standby_probes.h"
 #include "profile.h"
 
 struct memleak_bpf;
@@ -23,8 +24,8 @@ struct ring_buffer;
 struct mt_system {
 	const char *prefix;          /* --symbol-prefix */
 	struct mt_objects seen;      /* files already looked at (probed or not) */
-	struct mt_objects standby;   /* probed as installed (path as found),
-					shown "" once a process maps it */
+	struct mt_standby standby;   /* installed allocators probed ahead */
+	struct mt_probes *standby_probes; /* where they are */
 	size_t nprobed;              /* of them, files with probes */
 	char probed[2048];           /* their paths, for the report header */
 	struct mt_process *procs;    /* processes that use a probed file */

@@ -166,6 +166,10 @@ static void one_new_files(void *arg)
 		if (mt_objects_has(&t->objs, &now.v[i]) ||
 		    mt_objects_add(&t->objs, &now.v[i]))
 			continue;
+		/* Probed ahead (one_standby): named now it is mapped. */
+		if (mt_standby_mapped(&tr->standby, &tr->probes, now.v[i].dev,
+				      now.v[i].ino, NULL))
+			continue;
 		/* A jemalloc or tcmalloc loaded later: its malloc family too. */
 		fam = mt_allocator_family(mt_object_name(&now.v[i]));
 		err = mt_probes_attach_object(&tr->probes, tr->skel, &now.v[i],
@@ -176,6 +180,26 @@ static void one_new_files(void *arg)
 				now.v[i].shown);
 	}
 	mt_objects_free(&now);
+}
+
+/*
+ * At the first refresh (not to delay the start): the allocator libraries
+ * installed on the machine that the target does not map are probed for
+ * it, so that one it loads later (dlopen) is traced from its first call.
+ */
+static void one_standby(void *arg)
+{
+	struct mt_tracer *tr = arg;
+	int err;
+
+	if (tr->standby_done)
+		return;
+	tr->standby_done = true;
+	err = mt_standby_probe(&tr->standby, &tr->probes, tr->skel,
+			       tr->o->symbol_prefix, &tr->t->objs, false);
+	if (err && tr->o->verbose)
+		fprintf(stderr, "memtrace: installed allocators not probed ahead: %s\n",
+			strerror(-err));
 }
 
 /* The allocator of the image PID exec'd, for the allocator line. */
@@ -547,6 +571,7 @@ static int start_target(struct mt_tracer *tr)
 		if (ret)
 			return mt_fail("cannot follow exec: %s", strerror(-ret));
 		tr->s.on_new_files = one_new_files;
+		tr->s.tick = one_standby;
 	}
 	tr->s.on_exec = on_exec;
 	tr->s.on_dl_hold = on_dl_hold;
@@ -893,6 +918,7 @@ void mt_tracer_procs(struct mt_tracer *tr, struct mt_process **procs,
 void mt_tracer_free(struct mt_tracer *tr)
 {
 	mt_probes_detach(&tr->probes);
+	mt_standby_free(&tr->standby);
 	mt_family_free(&tr->fam);
 	if (tr->uw_on)
 		mt_unwinder_free(&tr->uw);

@@ -26,6 +26,7 @@
 #include "profile.h"
 #include "session.h"
 #include "snapshot.h"
+#include "standby_probes.h"
 #include "system.h"
 #include "target.h"
 #include "timeline.h"
@@ -61,6 +62,8 @@ struct mt_tracer {
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
 	struct mt_proc_allocs allocs; /* each exec'd image's allocator */
+	struct mt_standby standby;   /* ONE: installed allocators probed ahead */
+	bool standby_done;
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 
