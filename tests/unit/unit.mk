@@ -197,3 +197,6 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 
 # The loader's walk of a copied stack (src/loader/unwind/deferred_walk.c).
 -include tests/unit/deferred_walk.mk
+
+# The registry of process images and their files (src/loader/registry/images.c).
+-include tests/unit/images.mk
