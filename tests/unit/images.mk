@@ -5,7 +5,7 @@
 # tests/unit/test_*.c builds test_images: this file only adds the loader
 # sources it tests, compiled per variant.
 
-IMAGES_SRCS          := images proc_maps
+IMAGES_SRCS          := images proc_maps proc_files mapping_capture elf_syms
 IMAGES_UNIT_OBJS      := $(IMAGES_SRCS:%=$(BUILD)/unit-objs/loader/%.o)
 IMAGES_UNIT_OBJS_ASAN := $(IMAGES_SRCS:%=$(BUILD)/unit-objs-asan/loader/%.o)
 

@@ -24,6 +24,8 @@
 #include <cmocka.h>
 
 #include "images.h"
+#include "mapping_capture.h"
+#include "proc_files.h"
 
 /* Files the registry let go of, by path. */
 static char gone[64][PATH_MAX];
@@ -317,6 +319,21 @@ static void test_deleted(void **state)
 	assert_int_equal(fstat(f->fd, &st), 0);
 	assert_int_equal(st.st_nlink, 0);
 	assert_true(st.st_size > 8192); /* the copy, not the zeros */
+	/* A descriptor of its own: its offset moves alone. */
+	{
+		int fd = mt_image_file_open(f);
+		char magic[4];
+		char shown[PATH_MAX + 16], want[PATH_MAX + 16];
+
+		assert_true(fd >= 0 && fd != f->fd);
+		assert_int_equal(read(fd, magic, 4), 4);
+		assert_memory_equal(magic, "\177ELF", 4);
+		assert_int_equal(lseek(f->fd, 0, SEEK_CUR), 0);
+		close(fd);
+		mt_image_file_shown(f, shown, sizeof(shown));
+		snprintf(want, sizeof(want), "%s (deleted)", path);
+		assert_string_equal(shown, want);
+	}
 	/* Its build id, read from the descriptor: our own executable's. */
 	assert_string_not_equal(f->build_id, "");
 	assert_string_equal(f->build_id, file_at(&r, from)->build_id);
@@ -403,6 +420,56 @@ static void test_kernel_identity(void **state)
 	mt_images_free(&r);
 }
 
+/* What the probes and the report get from an image is what they got
+ * reading the process's maps themselves. */
+static void test_same_as_maps(void **state)
+{
+	struct mt_images r;
+	const struct mt_image *img;
+	struct mt_objects a, b;
+	struct mt_process pa = { .pid = (uint32_t)getpid() };
+	struct mt_process pb = { .pid = (uint32_t)getpid() };
+
+	(void)state;
+	setup_registry(&r);
+	img = mt_images_read(&r, getpid(), NULL, 0);
+	assert_non_null(img);
+	assert_int_equal(mt_objects_of_pid(getpid(), &a), 0);
+	assert_int_equal(mt_objects_of_image(getpid(), img, &b), 0);
+	assert_true(a.n >= 3);
+	assert_int_equal(a.n, b.n);
+	assert_int_equal(a.has_exe, b.has_exe);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_string_equal(a.v[i].path, b.v[i].path);
+		assert_string_equal(a.v[i].shown, b.v[i].shown);
+		assert_int_equal(a.v[i].dev, b.v[i].dev);
+		assert_int_equal(a.v[i].ino, b.v[i].ino);
+	}
+	mt_objects_free(&a);
+	mt_objects_free(&b);
+
+	assert_true(mt_modules_refresh(&pa, true) >= 3);
+	assert_int_equal(mt_modules_from_image(&pb, img, true), (int)pa.nmods);
+	for (size_t i = 0; i < pa.nmods; i++) {
+		const struct mt_module *x = &pa.mods[i], *y = &pb.mods[i];
+
+		assert_string_equal(x->path, y->path);
+		assert_int_equal(x->start, y->start);
+		assert_int_equal(x->end, y->end);
+		assert_int_equal(x->bias, y->bias);
+		assert_int_equal(x->text_start, y->text_start);
+		assert_int_equal(x->text_end, y->text_end);
+		assert_int_equal(x->text_offset, y->text_offset);
+		assert_string_equal(x->build_id, y->build_id);
+		assert_true(y->fd >= 0);
+	}
+	/* Again: nothing new. */
+	assert_int_equal(mt_modules_from_image(&pb, img, true), 0);
+	mt_process_free_mods(&pa);
+	mt_process_free_mods(&pb);
+	mt_images_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_deleted),
 		cmocka_unit_test(test_two_paths),
 		cmocka_unit_test(test_kernel_identity),
+		cmocka_unit_test(test_same_as_maps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -297,17 +297,35 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-void mt_system_read_maps(struct mt_system *sys, uint32_t pid)
+/* PID's entry (added if new), or -1. */
+static ssize_t proc_of(struct mt_system *sys, uint32_t pid)
 {
 	ssize_t i = find_proc(sys, pid);
 
 	if (i < 0) {
 		if (add_proc(sys, pid))
-			return;
+			return -1;
 		i = (ssize_t)sys->nprocs - 1;
 	}
-	mt_modules_refresh(&sys->procs[i], false);
 	sys->alive[i] = true;
+	return i;
+}
+
+void mt_system_read_maps(struct mt_system *sys, uint32_t pid)
+{
+	ssize_t i = proc_of(sys, pid);
+
+	if (i >= 0)
+		mt_modules_refresh(&sys->procs[i], false);
+}
+
+void mt_system_read_image(struct mt_system *sys, uint32_t pid,
+			  const struct mt_image *img)
+{
+	ssize_t i = proc_of(sys, pid);
+
+	if (i >= 0)
+		mt_modules_from_image(&sys->procs[i], img, false);
 }
 
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel)

@@ -64,6 +64,11 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
  */
 void mt_system_read_maps(struct mt_system *sys, uint32_t pid);
 
+/* The same, from PID's image IMG just read (images.h). */
+struct mt_image;
+void mt_system_read_image(struct mt_system *sys, uint32_t pid,
+			  const struct mt_image *img);
+
 /*
  * What mt_system_scan does, for process PID alone: as ld.so's hook tells
  * of its dlopen, the allocator it may bring is probed at once, not at the

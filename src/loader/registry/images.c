@@ -379,6 +379,24 @@ void mt_images_exit(struct mt_images *r, pid_t pid)
 	image_put(r, img);
 }
 
+int mt_image_file_open(const struct mt_image_file *f)
+{
+	char name[64];
+	int fd;
+
+	/* Through /proc/self/fd: a new open file description of the very
+	 * file (deleted or not), not a dup() sharing the offset. */
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", f->fd);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void mt_image_file_shown(const struct mt_image_file *f, char *buf,
+			 size_t len)
+{
+	snprintf(buf, len, "%s%s", f->path, f->deleted ? " (deleted)" : "");
+}
+
 void mt_images_free(struct mt_images *r)
 {
 	while (r->nprocs)

@@ -94,6 +94,14 @@ void mt_images_exit(struct mt_images *r, pid_t pid);
 const struct mt_image_file *mt_images_file(const struct mt_images *r,
 					   const struct mt_file_key *key);
 
+/* A descriptor of F of its own (its own file offset: F's may be read on
+ * another thread), or -errno. */
+int mt_image_file_open(const struct mt_image_file *f);
+
+/* F's path as /proc/PID/maps shows it (" (deleted)" after it, if so). */
+void mt_image_file_shown(const struct mt_image_file *f, char *buf,
+			 size_t len);
+
 void mt_images_free(struct mt_images *r);
 
 #endif

@@ -23,6 +23,7 @@
 #include "memleak.skel.h"
 #include "mapping_capture.h"
 #include "proc_state.h"
+#include "vma_files.h"
 
 /* ---- attaching ---- */
 
@@ -234,6 +235,27 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 }
 
 /*
+ * Process PID's image, read once into the registry for all who look at
+ * it: its files for the probes, its mappings for the report, each file's
+ * identity as the stack walk knows it (the vma_files iterator) for the
+ * unwind tables.  NULL when it is gone.
+ */
+static const struct mt_image *read_image(struct mt_tracer *tr, pid_t pid)
+{
+	struct mt_vma_file *v = NULL;
+	const struct mt_image *img;
+	size_t n = 0;
+
+	if (mt_vma_files(tr->skel, pid, &v, &n)) {
+		v = NULL; /* no iterator: each file's own identity */
+		n = 0;
+	}
+	img = mt_images_read(&tr->images, pid, v, n);
+	free(v);
+	return img;
+}
+
+/*
  * A followed process called ld.so's hook once loaded: a dlopen (or a
  * dlclose) is mapping or has mapped libraries.  Held there, before any
  * code of theirs runs, the files it maps now are looked at: the new/delete
@@ -245,12 +267,13 @@ static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
 {
 	struct mt_objects objs;
 	double t0 = mt_loop_now();
+	const struct mt_image *img = read_image(tr, pid);
 
-	if (mt_objects_of_pid(pid, &objs))
+	if (!img || mt_objects_of_image(pid, img, &objs))
 		return;
 	mt_family_update(&tr->fam, tr->skel, (uint32_t)pid, &objs);
-	mt_system_read_maps(&tr->sys, (uint32_t)pid);
-	mt_unwinder_add_process(&tr->uw, pid);
+	mt_system_read_image(&tr->sys, (uint32_t)pid, img);
+	mt_unwinder_add_image(&tr->uw, pid, img);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d held at ld.so's hook after its start %.1f ms: %zu files\n",
@@ -267,6 +290,7 @@ static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
 static bool on_dl_hold(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
+	const struct mt_image *img;
 	struct mt_objects objs;
 	double t0 = mt_loop_now();
 	uint8_t held;
@@ -280,7 +304,8 @@ static bool on_dl_hold(void *arg, pid_t pid)
 		dlopen_stop(tr, pid);
 		return true;
 	}
-	if (mt_objects_of_pid(pid, &objs)) {
+	img = read_image(tr, pid);
+	if (!img || mt_objects_of_image(pid, img, &objs)) {
 		mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 		return true;
 	}
@@ -298,7 +323,7 @@ static bool on_dl_hold(void *arg, pid_t pid)
 		fprintf(stderr, "memtrace: cannot probe pid %d once ld.so loaded it: not traced\n",
 			(int)pid);
 	name_allocator(tr, pid, &objs);
-	mt_unwinder_add_process(&tr->uw, pid);
+	mt_unwinder_add_image(&tr->uw, pid, img);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d held at ld.so's hook %.1f ms: %zu files\n",
@@ -408,6 +433,9 @@ static void family_new_child(void *arg, pid_t pid)
 		return;
 	}
 	int err = mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent);
+
+	/* Its parent's image, if read, until its own is. */
+	mt_images_fork(&tr->images, (pid_t)parent, pid);
 	if (err)
 		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced (%s)\n",
 			(int)pid, parent, strerror(-err));
@@ -422,6 +450,7 @@ static void family_gone(void *arg, pid_t pid)
 
 	family_cxx(tr); /* what it probed, for the allocator line */
 	mt_family_release(&tr->fam, (uint32_t)pid);
+	mt_images_exit(&tr->images, pid);
 	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 }
 
@@ -906,6 +935,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	mt_system_free(&tr->sys);
 	mt_libs_cache_free(&tr->libs);
 	mt_proc_allocs_free(&tr->allocs);
+	mt_images_free(&tr->images);
 	mt_bpf_cost_end(tr->cost_fd);
 	tr->cost_fd = -1;
 	tr->skel = NULL;

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "images.h"
 #include "per_pid_probes.h"
 #include "libs_cache.h"
 #include "options.h"
@@ -61,6 +62,7 @@ struct mt_tracer {
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
 	struct mt_proc_allocs allocs; /* each exec'd image's allocator */
+	struct mt_images images;     /* FAMILY: images read at ld.so's hook */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 

@@ -116,6 +116,12 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
  * read (it is gone). */
 void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid);
 
+/* The same, from PID's image IMG just read (images.h): each file under
+ * the registry's identity, from its descriptor. */
+struct mt_image;
+void mt_unwinder_add_image(struct mt_unwinder *u, pid_t pid,
+			   const struct mt_image *img);
+
 /* The tables of PID's files that are in the cache (use_cache), loaded
  * now; the others are made when asked for. */
 void mt_unwinder_preload_process(struct mt_unwinder *u, pid_t pid);
