@@ -18,9 +18,11 @@
 #include "per_pid_probes.h"
 #include "follow.h"
 #include "memleak.skel.h"
+#include "images.h"
 #include "mapping_capture.h"
 #include "proc_state.h"
 #include "loop.h"
+#include "vma_files.h"
 
 #define SCAN_INTERVAL_NS 1000000000ULL
 
@@ -219,14 +221,21 @@ static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
 static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		   struct mt_probes *probes, uint32_t pid)
 {
+	const struct mt_image *img = NULL;
 	struct mt_objects objs;
 	bool uses = false;
 	ssize_t i;
 	int ret = 0;
 
-	if (pid == (uint32_t)getpid() || !followed(sys, skel, pid) ||
-	    mt_objects_of_pid((pid_t)pid, &objs))
-		return 0; /* memtrace, or gone */
+	if (pid == (uint32_t)getpid() || !followed(sys, skel, pid))
+		return 0; /* memtrace */
+	/* Read once, for its probes and its mappings. */
+	if (sys->images &&
+	    (!(img = mt_images_read_task(sys->images, skel, (pid_t)pid)) ||
+	     mt_objects_of_image((pid_t)pid, img, &objs)))
+		return 0; /* gone */
+	if (!img && mt_objects_of_pid((pid_t)pid, &objs))
+		return 0; /* gone */
 	if (sys->family)
 		mt_family_update(sys->family, skel, pid, &objs);
 	else
@@ -240,7 +249,10 @@ static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		i = (ssize_t)sys->nprocs - 1;
 	}
 	if (ret == 0) {
-		mt_modules_refresh(&sys->procs[i], false);
+		if (img)
+			mt_modules_from_image(&sys->procs[i], img, false);
+		else
+			mt_modules_refresh(&sys->procs[i], false);
 		sys->alive[i] = true;
 	}
 	return ret;
@@ -309,14 +321,6 @@ static ssize_t proc_of(struct mt_system *sys, uint32_t pid)
 	}
 	sys->alive[i] = true;
 	return i;
-}
-
-void mt_system_read_maps(struct mt_system *sys, uint32_t pid)
-{
-	ssize_t i = proc_of(sys, pid);
-
-	if (i >= 0)
-		mt_modules_refresh(&sys->procs[i], false);
 }
 
 void mt_system_read_image(struct mt_system *sys, uint32_t pid,

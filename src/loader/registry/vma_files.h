@@ -26,4 +26,15 @@ struct memleak_bpf;
 int mt_vma_files(const struct memleak_bpf *skel, pid_t pid,
 		 struct mt_vma_file **out, size_t *n);
 
+/*
+ * Process PID's image read into the registry R (images.h), each file
+ * under the identity the iterator gives (stat()'s where it cannot say).
+ * NULL with errno when PID is gone.
+ */
+struct mt_images;
+struct mt_image;
+const struct mt_image *mt_images_read_task(struct mt_images *r,
+					   const struct memleak_bpf *skel,
+					   pid_t pid);
+
 #endif

@@ -242,17 +242,7 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
  */
 static const struct mt_image *read_image(struct mt_tracer *tr, pid_t pid)
 {
-	struct mt_vma_file *v = NULL;
-	const struct mt_image *img;
-	size_t n = 0;
-
-	if (mt_vma_files(tr->skel, pid, &v, &n)) {
-		v = NULL; /* no iterator: each file's own identity */
-		n = 0;
-	}
-	img = mt_images_read(&tr->images, pid, v, n);
-	free(v);
-	return img;
+	return mt_images_read_task(&tr->images, tr->skel, pid);
 }
 
 /*
@@ -405,8 +395,11 @@ static void family_new_files(void *arg)
 {
 	struct mt_tracer *tr = arg;
 
+	const struct mt_image *img = read_image(tr, tr->t->pid);
+
 	/* Their unwind tables, as without following (one_new_files). */
-	mt_unwinder_add_process(&tr->uw, tr->t->pid);
+	if (img)
+		mt_unwinder_add_image(&tr->uw, tr->t->pid, img);
 	mt_system_scan(&tr->sys, tr->skel, &tr->probes);
 }
 
@@ -414,8 +407,10 @@ static void family_new_files(void *arg)
 static void family_exit_stop(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
+	const struct mt_image *img = read_image(tr, pid);
 
-	mt_system_read_maps(&tr->sys, (uint32_t)pid);
+	if (img)
+		mt_system_read_image(&tr->sys, (uint32_t)pid, img);
 }
 
 /* A descendant stops before it first runs: its parent's probes. */
@@ -605,6 +600,7 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 		      : mt_target_follows(o) ? MT_TRACER_FAMILY : MT_TRACER_ONE;
 	tr->sys.prefix = o->symbol_prefix;
 	tr->sys.family = tr->kind == MT_TRACER_FAMILY ? &tr->fam : NULL;
+	tr->sys.images = tr->kind == MT_TRACER_FAMILY ? &tr->images : NULL;
 	tr->s.duration = o->duration;
 	tr->s.sigfd = sigfd;
 	tr->s.wake_fd = -1;
