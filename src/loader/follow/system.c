@@ -164,7 +164,8 @@ static int add_unseen(struct mt_system *sys, struct memleak_bpf *skel, int fd)
 			sync_comm(sys, skel, i);
 			sys->alive[i] = kill((pid_t)key, 0) == 0 || errno != ESRCH;
 			if (sys->alive[i])
-				mt_modules_refresh(&sys->procs[i], false);
+				mt_images_refresh_modules(sys->images, skel,
+							  &sys->procs[i], false);
 		}
 	}
 	return ret;
@@ -303,7 +304,7 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 			return 0;
 		i = (ssize_t)sys->nprocs - 1;
 	}
-	mt_modules_refresh(&sys->procs[i], false);
+	mt_images_refresh_modules(sys->images, sys->skel, &sys->procs[i], false);
 	sync_comm(sys, sys->skel, (size_t)i); /* new, or it exec'd */
 	sys->alive[i] = true;
 	return 0;

@@ -10,6 +10,7 @@
 #ifndef MEMTRACE_VMA_FILES_H
 #define MEMTRACE_VMA_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -36,5 +37,15 @@ struct mt_image;
 const struct mt_image *mt_images_read_task(struct mt_images *r,
 					   const struct memleak_bpf *skel,
 					   pid_t pid);
+
+/*
+ * PROC's new modules (mapping_capture.h) from its image read now into R;
+ * R NULL: from its maps alone (mt_modules_refresh).  Returns how many
+ * were added, -ESRCH when it is gone, or -errno.
+ */
+struct mt_process;
+int mt_images_refresh_modules(struct mt_images *r,
+			      const struct memleak_bpf *skel,
+			      struct mt_process *proc, bool keep_fds);
 
 #endif

@@ -395,8 +395,11 @@ static void family_new_files(void *arg)
 {
 	struct mt_tracer *tr = arg;
 
-	const struct mt_image *img = read_image(tr, tr->t->pid);
+	/* Read just now (the session's refresh) into the registry. */
+	const struct mt_image *img = mt_images_of(&tr->images, tr->t->pid);
 
+	if (!img)
+		img = read_image(tr, tr->t->pid);
 	/* Their unwind tables, as without following (one_new_files). */
 	if (img)
 		mt_unwinder_add_image(&tr->uw, tr->t->pid, img);
@@ -564,6 +567,8 @@ static int start_target(struct mt_tracer *tr)
 		tr->s.on_new_child = family_new_child;
 		tr->s.on_gone = family_gone;
 		tr->s.follow = true;
+		tr->s.images = &tr->images;
+		tr->s.skel = tr->skel;
 	} else {
 		ret = mt_follow_attach(tr->skel, false);
 		if (ret)
