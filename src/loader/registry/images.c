@@ -201,19 +201,18 @@ static struct mt_image_file *file_of(struct mt_images *r, pid_t pid,
 		close(fd);
 		return r->files[at];
 	}
-	f = calloc(1, sizeof(*f));
-	nv = f ? realloc(r->files, (r->nfiles + 1) * sizeof(*nv)) : NULL;
+	nv = realloc(r->files, (r->nfiles + 1) * sizeof(*nv));
+	if (nv)
+		r->files = nv;
+	f = nv ? calloc(1, sizeof(*f)) : NULL;
 	if (f)
 		f->path = strdup(m->path);
-	if (!nv || !f->path) {
-		if (f)
-			free(f->path);
+	if (!f || !f->path) {
 		free(f);
 		close(fd);
 		errno = ENOMEM;
 		return NULL;
 	}
-	r->files = nv;
 	f->key = key;
 	f->st_dev = st.st_dev;
 	f->st_ino = st.st_ino;
@@ -231,9 +230,12 @@ static struct mt_image_file *file_of(struct mt_images *r, pid_t pid,
 /* Files no image maps (opened by a read that failed) go. */
 static void sweep(struct mt_images *r)
 {
-	for (size_t i = r->nfiles; i-- > 0;)
-		if (!r->files[i]->refs)
-			file_free(r, r->files[i]);
+	for (size_t i = r->nfiles; i-- > 0;) {
+		struct mt_image_file *f = r->files[i];
+
+		if (!f->refs)
+			file_free(r, f); /* takes it out of r->files */
+	}
 }
 
 /* The file of the executable mapping of M's path in MAPS, or NULL. */
