@@ -153,13 +153,19 @@ static void one_new_files(void *arg)
 {
 	struct mt_tracer *tr = arg;
 	struct mt_target *t = tr->t;
+	/* Read just now (the session's refresh) into the registry. */
+	const struct mt_image *img = mt_images_of(&tr->images, t->pid);
 	struct mt_objects now;
 	const char *fam;
 	int err;
 
-	if (mt_objects_of_pid(t->pid, &now))
+	if (img ? mt_objects_of_image(t->pid, img, &now)
+		: mt_objects_of_pid(t->pid, &now))
 		return;
-	mt_unwinder_add_objects(&tr->uw, &now);
+	if (img)
+		mt_unwinder_add_image(&tr->uw, t->pid, img);
+	else
+		mt_unwinder_add_objects(&tr->uw, &now);
 	mt_unwinder_forget(&tr->uw, t->pid);
 	for (size_t i = 0; i < now.n; i++) {
 		if (mt_objects_has(&t->objs, &now.v[i]) ||
@@ -469,7 +475,8 @@ static void on_dlopen(void *arg, pid_t pid)
 	if (tr->kind == MT_TRACER_SYSTEM) {
 		mt_system_look_at(&tr->sys, tr->skel, &tr->probes, (uint32_t)pid);
 	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid &&
-		   mt_modules_refresh(&tr->proc, true) > 0) {
+		   mt_images_refresh_modules(&tr->images, tr->skel, &tr->proc,
+					     true) > 0) {
 		one_new_files(tr);
 	}
 	if (tr->o->verbose)
@@ -567,8 +574,6 @@ static int start_target(struct mt_tracer *tr)
 		tr->s.on_new_child = family_new_child;
 		tr->s.on_gone = family_gone;
 		tr->s.follow = true;
-		tr->s.images = &tr->images;
-		tr->s.skel = tr->skel;
 	} else {
 		ret = mt_follow_attach(tr->skel, false);
 		if (ret)
@@ -577,10 +582,13 @@ static int start_target(struct mt_tracer *tr)
 	}
 	tr->s.on_exec = on_exec;
 	tr->s.on_dl_hold = on_dl_hold;
+	tr->s.images = &tr->images;
+	tr->s.skel = tr->skel;
 	tr->s.ctx = tr;
 	mt_collect_start(tr->skel); /* every probe is in place */
 	if (!t->is_child) {
-		mt_modules_refresh(&tr->proc, true);
+		mt_images_refresh_modules(&tr->images, tr->skel, &tr->proc,
+					  true);
 		return 0;
 	}
 	ret = mt_child_release(&t->child);

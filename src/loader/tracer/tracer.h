@@ -62,7 +62,7 @@ struct mt_tracer {
 	bool stopped;                /* recording stopped, probes detached */
 	unsigned unfollowed;         /* children not traced: table full */
 	struct mt_proc_allocs allocs; /* each exec'd image's allocator */
-	struct mt_images images;     /* FAMILY: images read at ld.so's hook */
+	struct mt_images images;     /* ONE and FAMILY: its processes' images */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 
