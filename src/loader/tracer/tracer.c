@@ -463,25 +463,37 @@ static void family_gone(void *arg, pid_t pid)
  * and system-wide, the files it maps now are looked at at once, not at
  * the next refresh (100 ms) or scan (1 s), so that the new/delete or the
  * allocator a library brings is probed about as it is mapped.  (-- CMD
- * holds the process at the hook instead: on_dl_hold.)
+ * holds the process at the hook instead: on_dl_hold.)  True when its
+ * unwind tables were asked for here: -p, from the one read of it into
+ * the registry that its probes and mappings come from too.
  */
-static void on_dlopen(void *arg, pid_t pid)
+static bool on_dlopen(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
 	double t0 = mt_loop_now();
+	bool asked = false;
 
 	if (tr->stopped)
-		return;
+		return false;
 	if (tr->kind == MT_TRACER_SYSTEM) {
+		mt_unwinder_add_process(&tr->uw, pid);
+		asked = true;
 		mt_system_look_at(&tr->sys, tr->skel, &tr->probes, (uint32_t)pid);
-	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid &&
-		   mt_images_refresh_modules(&tr->images, tr->skel, &tr->proc,
-					     true) > 0) {
-		one_new_files(tr);
+	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid) {
+		const struct mt_image *img;
+
+		/* New files: one_new_files asks for their tables. */
+		if (mt_images_refresh_modules(&tr->images, tr->skel, &tr->proc,
+					      true) > 0)
+			one_new_files(tr);
+		else if ((img = mt_images_of(&tr->images, pid)) != NULL)
+			mt_unwinder_add_image(&tr->uw, pid, img);
+		asked = mt_images_of(&tr->images, pid) != NULL;
 	}
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d dlopen, looked at in %.1f ms\n",
 			(int)pid, (mt_loop_now() - t0) * 1e3);
+	return asked;
 }
 
 /* ---- start, run, collect, stop ---- */

@@ -518,10 +518,10 @@ static int on_missing(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&m, data, sizeof(m));
 	if (!m.file.dev && !m.file.ino) {
-		/* A dlopen: every new file, before a stack meets it. */
-		mt_unwinder_add_process(u, (pid_t)m.pid);
-		if (u->on_dlopen)
-			u->on_dlopen(u->dlopen_ctx, (pid_t)m.pid);
+		/* A dlopen: every new file, before a stack meets it (the
+		 * caller's read of it may serve, else one of its own). */
+		if (!u->on_dlopen || !u->on_dlopen(u->dlopen_ctx, (pid_t)m.pid))
+			mt_unwinder_add_process(u, (pid_t)m.pid);
 		return 0;
 	}
 	mt_unwinder_ask(u, (pid_t)m.pid, &m.file, m.start, m.end);
