@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -385,6 +387,83 @@ static void test_two_paths(void **state)
 	mt_images_free(&r);
 }
 
+/* A bind mount in another mount namespace (as a container's or a chroot's
+ * view of a library): the child maps the file by another path, which is
+ * one file with ours, held by both images. */
+static void test_bind_mount(void **state)
+{
+	struct mt_images r;
+	const struct mt_image *mine, *its;
+	const struct mt_image_file *a, *b;
+	char path[PATH_MAX], other[PATH_MAX], seen[PATH_MAX];
+	int go[2], ready[2], status;
+	void *p;
+	pid_t child;
+
+	(void)state;
+	setup_registry(&r);
+	make_file("lib.so", NULL, path);
+	snprintf(other, sizeof(other), "%s/view", dir);
+	assert_int_equal(mkdir(other, 0755), 0);
+	p = map_exec(path);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char c = 'n', lib[PATH_MAX + 16];
+
+		snprintf(lib, sizeof(lib), "%s/lib.so", other);
+		if (unshare(CLONE_NEWNS) == 0 &&
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+		    mount(dir, other, NULL, MS_BIND, NULL) == 0) {
+			int fd = open(lib, O_RDONLY);
+
+			if (fd >= 0 && mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+					    MAP_PRIVATE, fd, 0) != MAP_FAILED)
+				c = 'y';
+		}
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], seen, 1), 1);
+	if (seen[0] != 'y') {
+		assert_int_equal(write(go[1], "x", 1), 1);
+		waitpid(child, &status, 0);
+		fail_msg("cannot bind-mount in a mount namespace of its own");
+	}
+	mine = mt_images_read(&r, getpid(), NULL, 0);
+	its = mt_images_read(&r, child, NULL, 0);
+	assert_non_null(mine);
+	assert_non_null(its);
+	a = mapped(mine, "/lib.so");
+	assert_non_null(a);
+	/* Ours, inherited at P, and its own through the bind mount. */
+	b = NULL;
+	for (size_t i = 0; i < its->n && !b; i++)
+		if (its->v[i].start != (uint64_t)(uintptr_t)p &&
+		    its->v[i].exec && its->v[i].file == a)
+			b = a;
+	assert_ptr_equal(a, b); /* one file */
+	assert_int_equal(maps_of(its, a), 2);
+	assert_int_equal(a->refs, 2);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	mt_images_exit(&r, child);
+	assert_int_equal(a->refs, 1);
+	assert_int_equal(ngone, 0); /* it mapped no file of its own */
+	munmap(p, 4096);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	unlink(path);
+	rmdir(other);
+	remove_dir();
+	mt_images_free(&r);
+}
+
 /* The kernel's identity (the vma_files iterator's) is the key, not
  * stat()'s: on overlayfs they differ. */
 static void test_kernel_identity(void **state)
@@ -479,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_two_paths),
 		cmocka_unit_test(test_kernel_identity),
 		cmocka_unit_test(test_same_as_maps),
+		cmocka_unit_test(test_bind_mount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
