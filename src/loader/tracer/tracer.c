@@ -202,6 +202,17 @@ static void name_allocator(struct mt_tracer *tr, pid_t pid,
 			(int)pid);
 }
 
+/*
+ * Process PID's image, read once into the registry for all who look at
+ * it: its files for the probes, its mappings for the report, each file's
+ * identity as the stack walk knows it (the vma_files iterator) for the
+ * unwind tables.  NULL when it is gone.
+ */
+static const struct mt_image *read_image(struct mt_tracer *tr, pid_t pid)
+{
+	return mt_images_read_task(&tr->images, tr->skel, pid);
+}
+
 /* Whether process PID's root is memtrace's (not in a chroot or container). */
 static bool same_root(pid_t pid)
 {
@@ -224,7 +235,10 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 		       struct mt_objects *objs, bool *loading)
 {
 	struct mt_objects listed;
-	int ret = mt_objects_of_pid(pid, objs);
+	/* Its new image replaces the old in the registry: the files only
+	 * the old one mapped go now. */
+	const struct mt_image *img = read_image(tr, pid);
+	int ret = img ? mt_objects_of_image(pid, img, objs) : -errno;
 
 	if (ret)
 		return ret;
@@ -238,17 +252,6 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 	if (ret)
 		mt_objects_free(objs);
 	return ret;
-}
-
-/*
- * Process PID's image, read once into the registry for all who look at
- * it: its files for the probes, its mappings for the report, each file's
- * identity as the stack walk knows it (the vma_files iterator) for the
- * unwind tables.  NULL when it is gone.
- */
-static const struct mt_image *read_image(struct mt_tracer *tr, pid_t pid)
-{
-	return mt_images_read_task(&tr->images, tr->skel, pid);
 }
 
 /*
