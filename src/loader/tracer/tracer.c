@@ -238,7 +238,7 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 	/* Its new image replaces the old in the registry: the files only
 	 * the old one mapped go now. */
 	const struct mt_image *img = read_image(tr, pid);
-	int ret = img ? mt_objects_of_image(pid, img, objs) : -errno;
+	int ret = img ? mt_objects_of_image(pid, img, objs) : -ESRCH;
 
 	if (ret)
 		return ret;
