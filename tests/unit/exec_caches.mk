@@ -6,7 +6,7 @@
 # tests/unit/test_*.c builds test_exec_caches: this file only adds the
 # loader sources it tests, compiled per variant, and libelf.
 
-EXEC_CACHES_SRCS := plan_cache libs_cache proc_files proc_maps
+EXEC_CACHES_SRCS := plan_cache libs_cache proc_files proc_maps images
 EXEC_CACHES_OBJS      := $(EXEC_CACHES_SRCS:%=$(BUILD)/unit-objs/loader/%.o)
 EXEC_CACHES_OBJS_ASAN := $(EXEC_CACHES_SRCS:%=$(BUILD)/unit-objs-asan/loader/%.o)
 

@@ -5,7 +5,7 @@
 # tests/unit/test_*.c builds test_installed_allocators: this file only adds
 # the loader sources it tests, compiled per variant.
 
-INSTALLED_ALLOCS_SRCS := installed_allocators allocator proc_files proc_maps elf_syms
+INSTALLED_ALLOCS_SRCS := installed_allocators allocator proc_files proc_maps images mapping_capture elf_syms
 INSTALLED_ALLOCS_UNIT_OBJ      := $(INSTALLED_ALLOCS_SRCS:%=$(BUILD)/unit-objs/loader/%.o)
 INSTALLED_ALLOCS_UNIT_OBJ_ASAN := $(INSTALLED_ALLOCS_SRCS:%=$(BUILD)/unit-objs-asan/loader/%.o)
 

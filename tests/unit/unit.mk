@@ -201,3 +201,6 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # The allocator libraries installed where ld.so looks
 # (src/loader/attach/installed_allocators.c).
 -include tests/unit/installed_allocators.mk
+
+# The registry of process images and their files (src/loader/registry/images.c).
+-include tests/unit/images.mk

@@ -19,9 +19,11 @@
 #include "follow.h"
 #include "standby_probes.h"
 #include "memleak.skel.h"
+#include "images.h"
 #include "mapping_capture.h"
 #include "proc_state.h"
 #include "loop.h"
+#include "vma_files.h"
 
 #define SCAN_INTERVAL_NS 1000000000ULL
 
@@ -188,7 +190,8 @@ static int add_unseen(struct mt_system *sys, struct memleak_bpf *skel, int fd)
 			sync_comm(sys, skel, i);
 			sys->alive[i] = kill((pid_t)key, 0) == 0 || errno != ESRCH;
 			if (sys->alive[i]) {
-				mt_modules_refresh(&sys->procs[i], false);
+				mt_images_refresh_modules(sys->images, skel,
+							  &sys->procs[i], false);
 				note_standby_of(sys, &sys->procs[i]);
 			}
 		}
@@ -247,14 +250,21 @@ static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
 static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		   struct mt_probes *probes, uint32_t pid)
 {
+	const struct mt_image *img = NULL;
 	struct mt_objects objs;
 	bool uses = false;
 	ssize_t i;
 	int ret = 0;
 
-	if (pid == (uint32_t)getpid() || !followed(sys, skel, pid) ||
-	    mt_objects_of_pid((pid_t)pid, &objs))
-		return 0; /* memtrace, or gone */
+	if (pid == (uint32_t)getpid() || !followed(sys, skel, pid))
+		return 0; /* memtrace */
+	/* Read once, for its probes and its mappings. */
+	if (sys->images &&
+	    (!(img = mt_images_read_task(sys->images, skel, (pid_t)pid)) ||
+	     mt_objects_of_image((pid_t)pid, img, &objs)))
+		return 0; /* gone */
+	if (!img && mt_objects_of_pid((pid_t)pid, &objs))
+		return 0; /* gone */
 	if (sys->family)
 		mt_family_update(sys->family, skel, pid, &objs);
 	else
@@ -268,7 +278,10 @@ static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		i = (ssize_t)sys->nprocs - 1;
 	}
 	if (ret == 0) {
-		mt_modules_refresh(&sys->procs[i], false);
+		if (img)
+			mt_modules_from_image(&sys->procs[i], img, false);
+		else
+			mt_modules_refresh(&sys->procs[i], false);
 		sys->alive[i] = true;
 	}
 	return ret;
@@ -334,25 +347,36 @@ static int on_new_pid(void *ctx, void *data, size_t size)
 			return 0;
 		i = (ssize_t)sys->nprocs - 1;
 	}
-	mt_modules_refresh(&sys->procs[i], false);
+	mt_images_refresh_modules(sys->images, sys->skel, &sys->procs[i], false);
 	note_standby_of(sys, &sys->procs[i]);
 	sync_comm(sys, sys->skel, (size_t)i); /* new, or it exec'd */
 	sys->alive[i] = true;
 	return 0;
 }
 
-void mt_system_read_maps(struct mt_system *sys, uint32_t pid)
+/* PID's entry (added if new), or -1. */
+static ssize_t proc_of(struct mt_system *sys, uint32_t pid)
 {
 	ssize_t i = find_proc(sys, pid);
 
 	if (i < 0) {
 		if (add_proc(sys, pid))
-			return;
+			return -1;
 		i = (ssize_t)sys->nprocs - 1;
 	}
-	mt_modules_refresh(&sys->procs[i], false);
-	note_standby_of(sys, &sys->procs[i]);
 	sys->alive[i] = true;
+	return i;
+}
+
+void mt_system_read_image(struct mt_system *sys, uint32_t pid,
+			  const struct mt_image *img)
+{
+	ssize_t i = proc_of(sys, pid);
+
+	if (i >= 0) {
+		mt_modules_from_image(&sys->procs[i], img, false);
+		note_standby_of(sys, &sys->procs[i]);
+	}
 }
 
 int mt_system_wake_fd(struct mt_system *sys, struct memleak_bpf *skel)

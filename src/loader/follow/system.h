@@ -43,6 +43,9 @@ struct mt_system {
 	 * one apart, in this family; NULL: every process using a probed
 	 * file, whose files are probed for all processes. */
 	struct mt_family *family;
+	/* Following: the registry each process is read into (images.h);
+	 * NULL: read here, /proc alone. */
+	struct mt_images *images;
 };
 
 /*
@@ -62,10 +65,13 @@ void mt_system_tick(struct mt_system *sys, struct memleak_bpf *skel,
 		    struct mt_probes *probes);
 
 /*
- * Read the mappings of process PID now (it stops at its exit, its image
- * still there), following it from now on if it was not.
+ * The mappings of process PID from its image IMG, just read (images.h):
+ * at its exit stop, its image still there, or held at ld.so's hook.  PID
+ * is followed from now on if it was not.
  */
-void mt_system_read_maps(struct mt_system *sys, uint32_t pid);
+struct mt_image;
+void mt_system_read_image(struct mt_system *sys, uint32_t pid,
+			  const struct mt_image *img);
 
 /*
  * Probe the allocator libraries installed on this machine that no process

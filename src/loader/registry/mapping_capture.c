@@ -11,6 +11,7 @@
 
 #include "build_id.h"
 #include "elf_syms.h"
+#include "images.h"
 #include "proc_maps.h"
 
 static bool known(const struct mt_process *proc, const char *path,
@@ -113,5 +114,73 @@ int mt_modules_refresh(struct mt_process *proc, bool keep_fds)
 		}
 	}
 	mt_maps_free(&maps);
+	return ret < 0 ? ret : added;
+}
+
+/* The module of IMG's file F, whose first mapping is IMG->v[FIRST]. */
+static int add_image_module(struct mt_process *proc, const struct mt_image *img,
+			    size_t first, bool keep_fd)
+{
+	const struct mt_image_map *m = &img->v[first];
+	const struct mt_image_file *f = m->file;
+	struct mt_module mod = { .fd = -1, .start = m->start, .end = m->end };
+	char shown[4200];
+	struct mt_module *nv;
+	bool exec = false;
+
+	mt_image_file_shown(f, shown, sizeof(shown));
+	if (known(proc, shown, m->start))
+		return 0;
+	/* The file's extent: every later mapping of it. */
+	for (size_t i = first; i < img->n; i++) {
+		const struct mt_image_map *o = &img->v[i];
+
+		if (o->file != f)
+			continue;
+		if (o->exec && !exec) {
+			mod.text_start = o->start;
+			mod.text_end = o->end;
+			mod.text_offset = o->offset;
+		}
+		exec |= o->exec;
+		if (o->end > mod.end)
+			mod.end = o->end;
+	}
+	if (!exec || mt_elf_load_bias(f->fd, m->start, m->offset, &mod.bias))
+		return 0; /* not an ELF file we can read: leave unresolved */
+	memcpy(mod.build_id, f->build_id, sizeof(mod.build_id));
+	mod.path = strdup(shown);
+	if (mod.path && keep_fd)
+		mod.fd = mt_image_file_open(f);
+	nv = mod.path && (!keep_fd || mod.fd >= 0)
+		     ? realloc(proc->mods, (proc->nmods + 1) * sizeof(*nv))
+		     : NULL;
+	if (!nv) {
+		free(mod.path);
+		if (mod.fd >= 0)
+			close(mod.fd);
+		return mod.path && keep_fd && mod.fd < 0 ? 0 : -ENOMEM;
+	}
+	proc->mods = nv;
+	proc->mods[proc->nmods++] = mod;
+	return 1;
+}
+
+int mt_modules_from_image(struct mt_process *proc, const struct mt_image *img,
+			  bool keep_fds)
+{
+	int added = 0, ret = 0;
+
+	for (size_t i = 0; i < img->n && ret >= 0; i++) {
+		bool first = true;
+
+		/* Only the file's first mapping starts a module. */
+		for (size_t j = 0; j < i && first; j++)
+			first = img->v[j].file != img->v[i].file;
+		if (first) {
+			ret = add_image_module(proc, img, i, keep_fds);
+			added += ret > 0;
+		}
+	}
 	return ret < 0 ? ret : added;
 }

@@ -17,4 +17,10 @@
  */
 int mt_modules_refresh(struct mt_process *proc, bool keep_fds);
 
+/* The same, from PROC's image IMG just read (images.h): its maps are not
+ * read again, nor its files opened or their build ids read. */
+struct mt_image;
+int mt_modules_from_image(struct mt_process *proc, const struct mt_image *img,
+			  bool keep_fds);
+
 #endif

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "images.h"
 #include "proc_maps.h"
 
 bool mt_objects_has(const struct mt_objects *objs, const struct mt_object *o)
@@ -92,13 +93,11 @@ static bool strip_deleted(char *name)
 	return true;
 }
 
-int mt_objects_of_pid(pid_t pid, struct mt_objects *objs)
+/* PID's executable first in OBJS (emptied). */
+static int exe_of(pid_t pid, struct mt_objects *objs)
 {
-	char exe[64], shown[PATH_MAX], path[PATH_MAX + 64];
-	struct mt_maps maps;
-	bool deleted;
+	char exe[64], shown[PATH_MAX];
 	ssize_t len;
-	int ret;
 
 	objs->v = NULL;
 	objs->n = 0;
@@ -109,32 +108,76 @@ int mt_objects_of_pid(pid_t pid, struct mt_objects *objs)
 		return errno == ENOENT ? -ESRCH : -errno;
 	shown[len] = '\0';
 	strip_deleted(shown);
-	ret = add(objs, exe, shown);
+	return add(objs, exe, shown);
+}
+
+/*
+ * The file PID maps at [START, END), known as MAPPED (maps's name): the
+ * mapped file itself (maps names it as seen from our root: a chroot's
+ * file by its full path, a container's by its path inside; a file
+ * deleted since, replaced by an upgrade, by nothing else), else through
+ * the process's root.  Into PATH and SHOWN; false when it cannot be.
+ */
+static bool path_of(pid_t pid, uint64_t start, uint64_t end,
+		    const char *mapped, char *path, size_t plen, char *shown,
+		    size_t slen)
+{
+	bool deleted;
+
+	snprintf(shown, slen, "%s", mapped);
+	deleted = strip_deleted(shown);
+	snprintf(path, plen, "/proc/%d/map_files/%lx-%lx", (int)pid,
+		 (unsigned long)start, (unsigned long)end);
+	if (!access(path, F_OK))
+		return true;
+	if (deleted)
+		return false;
+	snprintf(path, plen, "/proc/%d/root%s", (int)pid, mapped);
+	return true;
+}
+
+int mt_objects_of_pid(pid_t pid, struct mt_objects *objs)
+{
+	char shown[PATH_MAX], path[PATH_MAX + 64];
+	struct mt_maps maps;
+	int ret = exe_of(pid, objs);
+
 	if (ret)
 		return ret;
 	ret = mt_maps_read(pid, &maps);
 	for (size_t i = 0; i < maps.n && ret == 0; i++) {
 		const struct mt_mapping *m = &maps.v[i];
 
-		if (!m->exec || !m->path)
-			continue;
-		snprintf(shown, sizeof(shown), "%s", m->path);
-		deleted = strip_deleted(shown);
-		/* The mapped file itself (maps names it as seen from our
-		 * root: a chroot's file by its full path, a container's by
-		 * its path inside; a file deleted since, replaced by an
-		 * upgrade, by nothing else), else through the process's
-		 * root. */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", (int)pid,
-			 (unsigned long)m->start, (unsigned long)m->end);
-		if (access(path, F_OK)) {
-			if (deleted)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-		}
-		ret = add(objs, path, shown);
+		if (m->exec && m->path &&
+		    path_of(pid, m->start, m->end, m->path, path, sizeof(path),
+			    shown, sizeof(shown)))
+			ret = add(objs, path, shown);
 	}
 	mt_maps_free(&maps);
+	if (ret)
+		mt_objects_free(objs);
+	return ret;
+}
+
+int mt_objects_of_image(pid_t pid, const struct mt_image *img,
+			struct mt_objects *objs)
+{
+	char shown[PATH_MAX], path[PATH_MAX + 64], mapped[PATH_MAX + 16];
+	int ret = exe_of(pid, objs);
+
+	for (size_t i = 0; i < img->n && ret == 0; i++) {
+		const struct mt_image_map *m = &img->v[i];
+		struct mt_object o = { .path = path, .shown = shown,
+				       .dev = m->file->st_dev,
+				       .ino = m->file->st_ino };
+
+		mt_image_file_shown(m->file, mapped, sizeof(mapped));
+		/* Its identity is the registry's: no stat() again. */
+		if (m->exec && !mt_objects_has(objs, &o) &&
+		    path_of(pid, m->start, m->end, mapped, path, sizeof(path),
+			    shown, sizeof(shown)))
+			ret = mt_objects_add(objs, &o);
+	}
 	if (ret)
 		mt_objects_free(objs);
 	return ret;

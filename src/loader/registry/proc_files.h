@@ -27,6 +27,12 @@ struct mt_objects {
 /* A running process: its executable and every file it maps executable. */
 int mt_objects_of_pid(pid_t pid, struct mt_objects *objs);
 
+/* The same, from process PID's image IMG just read (images.h): its maps
+ * are not read again. */
+struct mt_image;
+int mt_objects_of_image(pid_t pid, const struct mt_image *img,
+			struct mt_objects *objs);
+
 /*
  * Whether process PID, whose files are OBJS, is still being loaded: a
  * dynamic executable with nothing mapped but itself and its interpreter

@@ -9,6 +9,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "images.h"
+#include "mapping_capture.h"
 #include "memleak.skel.h"
 
 int mt_vma_files(const struct memleak_bpf *skel, pid_t pid,
@@ -69,4 +71,35 @@ int mt_vma_files(const struct memleak_bpf *skel, pid_t pid,
 	*out = v;
 	*n = have / sizeof(*v);
 	return 0;
+}
+
+const struct mt_image *mt_images_read_task(struct mt_images *r,
+					   const struct memleak_bpf *skel,
+					   pid_t pid)
+{
+	struct mt_vma_file *v = NULL;
+	const struct mt_image *img;
+	size_t n = 0;
+
+	if (!skel || mt_vma_files(skel, pid, &v, &n)) {
+		v = NULL; /* no iterator: each file's own identity */
+		n = 0;
+	}
+	img = mt_images_read(r, pid, v, n);
+	free(v);
+	return img;
+}
+
+int mt_images_refresh_modules(struct mt_images *r,
+			      const struct memleak_bpf *skel,
+			      struct mt_process *proc, bool keep_fds)
+{
+	const struct mt_image *img;
+
+	if (!r)
+		return mt_modules_refresh(proc, keep_fds);
+	img = mt_images_read_task(r, skel, (pid_t)proc->pid);
+	if (!img)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return mt_modules_from_image(proc, img, keep_fds);
 }

@@ -15,6 +15,7 @@
 #include "deferred_unwind.h"
 #include "memleak.h"
 #include "mapping_capture.h"
+#include "vma_files.h"
 #include "perf_map.h"
 
 /* Mappings, new processes and the system-wide scan are looked at this
@@ -70,7 +71,7 @@ static bool is_stop_signal(int sig)
 /* Capture new mappings; a new library may bring functions to probe. */
 static int refresh(struct mt_session *s)
 {
-	int ret = mt_modules_refresh(s->proc, true);
+	int ret = mt_images_refresh_modules(s->images, s->skel, s->proc, true);
 
 	if (ret > 0 && s->on_new_files)
 		s->on_new_files(s->ctx);
@@ -96,7 +97,8 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 		if (event == PTRACE_EVENT_EXIT)
 			mt_deferred_unwind_exit((uint32_t)pid);
 		if (main)
-			mt_modules_refresh(s->proc, true);
+			mt_images_refresh_modules(s->images, s->skel, s->proc,
+						  true);
 		else if (event == PTRACE_EVENT_EXIT && s->on_exit_stop)
 			s->on_exit_stop(s->ctx, pid);
 		ptrace(PTRACE_CONT, pid, NULL, NULL);

@@ -18,8 +18,16 @@
 
 enum mt_stop { MT_STOP_EXIT, MT_STOP_DURATION, MT_STOP_SIGNAL, MT_STOP_ERROR };
 
+struct memleak_bpf;
+struct mt_images;
+
 struct mt_session {
 	struct mt_loop loop;     /* the caller may add registrations */
+	/* Following: the registry its processes are read into (images.h),
+	 * and the BPF object whose iterator names their files; NULL: read
+	 * from /proc alone. */
+	struct mt_images *images;
+	const struct memleak_bpf *skel;
 	struct mt_process *proc; /* target; its modules are refreshed; NULL:
 				    system-wide, on_new_files is called instead */
 	bool is_child;           /* started by us (waitpid) or attached (-p) */

@@ -23,6 +23,7 @@
 #include "memleak.skel.h"
 #include "mapping_capture.h"
 #include "proc_state.h"
+#include "vma_files.h"
 
 /* ---- attaching ---- */
 
@@ -154,13 +155,19 @@ static void one_new_files(void *arg)
 {
 	struct mt_tracer *tr = arg;
 	struct mt_target *t = tr->t;
+	/* Read just now (the session's refresh) into the registry. */
+	const struct mt_image *img = mt_images_of(&tr->images, t->pid);
 	struct mt_objects now;
 	const char *fam;
 	int err;
 
-	if (mt_objects_of_pid(t->pid, &now))
+	if (img ? mt_objects_of_image(t->pid, img, &now)
+		: mt_objects_of_pid(t->pid, &now))
 		return;
-	mt_unwinder_add_objects(&tr->uw, &now);
+	if (img)
+		mt_unwinder_add_image(&tr->uw, t->pid, img);
+	else
+		mt_unwinder_add_objects(&tr->uw, &now);
 	mt_unwinder_forget(&tr->uw, t->pid);
 	for (size_t i = 0; i < now.n; i++) {
 		if (mt_objects_has(&t->objs, &now.v[i]) ||
@@ -221,6 +228,17 @@ static void name_allocator(struct mt_tracer *tr, pid_t pid,
 			(int)pid);
 }
 
+/*
+ * Process PID's image, read once into the registry for all who look at
+ * it: its files for the probes, its mappings for the report, each file's
+ * identity as the stack walk knows it (the vma_files iterator) for the
+ * unwind tables.  NULL when it is gone.
+ */
+static const struct mt_image *read_image(struct mt_tracer *tr, pid_t pid)
+{
+	return mt_images_read_task(&tr->images, tr->skel, pid);
+}
+
 /* Whether process PID's root is memtrace's (not in a chroot or container). */
 static bool same_root(pid_t pid)
 {
@@ -243,7 +261,10 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 		       struct mt_objects *objs, bool *loading)
 {
 	struct mt_objects listed;
-	int ret = mt_objects_of_pid(pid, objs);
+	/* Its new image replaces the old in the registry: the files only
+	 * the old one mapped go now. */
+	const struct mt_image *img = read_image(tr, pid);
+	int ret = img ? mt_objects_of_image(pid, img, objs) : -ESRCH;
 
 	if (ret)
 		return ret;
@@ -271,12 +292,13 @@ static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
 {
 	struct mt_objects objs;
 	double t0 = mt_loop_now();
+	const struct mt_image *img = read_image(tr, pid);
 
-	if (mt_objects_of_pid(pid, &objs))
+	if (!img || mt_objects_of_image(pid, img, &objs))
 		return;
 	mt_family_update(&tr->fam, tr->skel, (uint32_t)pid, &objs);
-	mt_system_read_maps(&tr->sys, (uint32_t)pid);
-	mt_unwinder_add_process(&tr->uw, pid);
+	mt_system_read_image(&tr->sys, (uint32_t)pid, img);
+	mt_unwinder_add_image(&tr->uw, pid, img);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d held at ld.so's hook after its start %.1f ms: %zu files\n",
@@ -293,6 +315,7 @@ static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
 static bool on_dl_hold(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
+	const struct mt_image *img;
 	struct mt_objects objs;
 	double t0 = mt_loop_now();
 	uint8_t held;
@@ -306,7 +329,8 @@ static bool on_dl_hold(void *arg, pid_t pid)
 		dlopen_stop(tr, pid);
 		return true;
 	}
-	if (mt_objects_of_pid(pid, &objs)) {
+	img = read_image(tr, pid);
+	if (!img || mt_objects_of_image(pid, img, &objs)) {
 		mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 		return true;
 	}
@@ -324,7 +348,7 @@ static bool on_dl_hold(void *arg, pid_t pid)
 		fprintf(stderr, "memtrace: cannot probe pid %d once ld.so loaded it: not traced\n",
 			(int)pid);
 	name_allocator(tr, pid, &objs);
-	mt_unwinder_add_process(&tr->uw, pid);
+	mt_unwinder_add_image(&tr->uw, pid, img);
 	mt_unwinder_wait(&tr->uw);
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d held at ld.so's hook %.1f ms: %zu files\n",
@@ -406,8 +430,14 @@ static void family_new_files(void *arg)
 {
 	struct mt_tracer *tr = arg;
 
+	/* Read just now (the session's refresh) into the registry. */
+	const struct mt_image *img = mt_images_of(&tr->images, tr->t->pid);
+
+	if (!img)
+		img = read_image(tr, tr->t->pid);
 	/* Their unwind tables, as without following (one_new_files). */
-	mt_unwinder_add_process(&tr->uw, tr->t->pid);
+	if (img)
+		mt_unwinder_add_image(&tr->uw, tr->t->pid, img);
 	mt_system_scan(&tr->sys, tr->skel, &tr->probes);
 }
 
@@ -415,8 +445,10 @@ static void family_new_files(void *arg)
 static void family_exit_stop(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
+	const struct mt_image *img = read_image(tr, pid);
 
-	mt_system_read_maps(&tr->sys, (uint32_t)pid);
+	if (img)
+		mt_system_read_image(&tr->sys, (uint32_t)pid, img);
 }
 
 /* A descendant stops before it first runs: its parent's probes. */
@@ -434,6 +466,9 @@ static void family_new_child(void *arg, pid_t pid)
 		return;
 	}
 	int err = mt_family_fork(&tr->fam, tr->skel, (uint32_t)pid, parent);
+
+	/* Its parent's image, if read, until its own is. */
+	mt_images_fork(&tr->images, (pid_t)parent, pid);
 	if (err)
 		fprintf(stderr, "memtrace: cannot probe pid %d (forked by %u): not traced (%s)\n",
 			(int)pid, parent, strerror(-err));
@@ -448,6 +483,7 @@ static void family_gone(void *arg, pid_t pid)
 
 	family_cxx(tr); /* what it probed, for the allocator line */
 	mt_family_release(&tr->fam, (uint32_t)pid);
+	mt_images_exit(&tr->images, pid);
 	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 }
 
@@ -456,24 +492,37 @@ static void family_gone(void *arg, pid_t pid)
  * and system-wide, the files it maps now are looked at at once, not at
  * the next refresh (100 ms) or scan (1 s), so that the new/delete or the
  * allocator a library brings is probed about as it is mapped.  (-- CMD
- * holds the process at the hook instead: on_dl_hold.)
+ * holds the process at the hook instead: on_dl_hold.)  True when its
+ * unwind tables were asked for here: -p, from the one read of it into
+ * the registry that its probes and mappings come from too.
  */
-static void on_dlopen(void *arg, pid_t pid)
+static bool on_dlopen(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
 	double t0 = mt_loop_now();
+	bool asked = false;
 
 	if (tr->stopped)
-		return;
+		return false;
 	if (tr->kind == MT_TRACER_SYSTEM) {
+		mt_unwinder_add_process(&tr->uw, pid);
+		asked = true;
 		mt_system_look_at(&tr->sys, tr->skel, &tr->probes, (uint32_t)pid);
-	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid &&
-		   mt_modules_refresh(&tr->proc, true) > 0) {
-		one_new_files(tr);
+	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid) {
+		const struct mt_image *img;
+
+		/* New files: one_new_files asks for their tables. */
+		if (mt_images_refresh_modules(&tr->images, tr->skel, &tr->proc,
+					      true) > 0)
+			one_new_files(tr);
+		else if ((img = mt_images_of(&tr->images, pid)) != NULL)
+			mt_unwinder_add_image(&tr->uw, pid, img);
+		asked = mt_images_of(&tr->images, pid) != NULL;
 	}
 	if (tr->o->verbose)
 		fprintf(stderr, "memtrace: pid %d dlopen, looked at in %.1f ms\n",
 			(int)pid, (mt_loop_now() - t0) * 1e3);
+	return asked;
 }
 
 /* ---- start, run, collect, stop ---- */
@@ -575,10 +624,13 @@ static int start_target(struct mt_tracer *tr)
 	}
 	tr->s.on_exec = on_exec;
 	tr->s.on_dl_hold = on_dl_hold;
+	tr->s.images = &tr->images;
+	tr->s.skel = tr->skel;
 	tr->s.ctx = tr;
 	mt_collect_start(tr->skel); /* every probe is in place */
 	if (!t->is_child) {
-		mt_modules_refresh(&tr->proc, true);
+		mt_images_refresh_modules(&tr->images, tr->skel, &tr->proc,
+					  true);
 		return 0;
 	}
 	ret = mt_child_release(&t->child);
@@ -603,6 +655,7 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 		      : mt_target_follows(o) ? MT_TRACER_FAMILY : MT_TRACER_ONE;
 	tr->sys.prefix = o->symbol_prefix;
 	tr->sys.family = tr->kind == MT_TRACER_FAMILY ? &tr->fam : NULL;
+	tr->sys.images = tr->kind == MT_TRACER_FAMILY ? &tr->images : NULL;
 	tr->s.duration = o->duration;
 	tr->s.sigfd = sigfd;
 	tr->s.wake_fd = -1;
@@ -934,6 +987,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	mt_system_free(&tr->sys);
 	mt_libs_cache_free(&tr->libs);
 	mt_proc_allocs_free(&tr->allocs);
+	mt_images_free(&tr->images);
 	mt_bpf_cost_end(tr->cost_fd);
 	tr->cost_fd = -1;
 	tr->skel = NULL;

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "images.h"
 #include "per_pid_probes.h"
 #include "libs_cache.h"
 #include "options.h"
@@ -64,6 +65,7 @@ struct mt_tracer {
 	struct mt_proc_allocs allocs; /* each exec'd image's allocator */
 	struct mt_standby standby;   /* ONE: installed allocators probed ahead */
 	bool standby_done;
+	struct mt_images images;     /* ONE and FAMILY: its processes' images */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 

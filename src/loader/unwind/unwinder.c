@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "forwarders.h"
+#include "images.h"
 #include "memleak.skel.h"
 #include "startup_clock.h"
 #include "unwind_cache.h"
@@ -517,10 +518,10 @@ static int on_missing(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&m, data, sizeof(m));
 	if (!m.file.dev && !m.file.ino) {
-		/* A dlopen: every new file, before a stack meets it. */
-		mt_unwinder_add_process(u, (pid_t)m.pid);
-		if (u->on_dlopen)
-			u->on_dlopen(u->dlopen_ctx, (pid_t)m.pid);
+		/* A dlopen: every new file, before a stack meets it (the
+		 * caller's read of it may serve, else one of its own). */
+		if (!u->on_dlopen || !u->on_dlopen(u->dlopen_ctx, (pid_t)m.pid))
+			mt_unwinder_add_process(u, (pid_t)m.pid);
 		return 0;
 	}
 	mt_unwinder_ask(u, (pid_t)m.pid, &m.file, m.start, m.end);
@@ -599,6 +600,31 @@ void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid)
 	if (add_mapped(u, pid) && mt_objects_of_pid(pid, &objs) == 0) {
 		mt_unwinder_add_objects(u, &objs);
 		mt_objects_free(&objs);
+	}
+	mt_unwinder_forget(u, pid);
+}
+
+void mt_unwinder_add_image(struct mt_unwinder *u, pid_t pid,
+			   const struct mt_image *img)
+{
+	char name[PATH_MAX + 16];
+
+	if (!u->on)
+		return;
+	for (size_t i = 0; i < img->n; i++) {
+		const struct mt_image_file *f = img->v[i].file;
+		bool have;
+		int fd;
+
+		if (!img->v[i].exec)
+			continue;
+		pthread_mutex_lock(&u->lock);
+		have = known(u, f->key.dev, f->key.ino);
+		pthread_mutex_unlock(&u->lock);
+		if (have || (fd = mt_image_file_open(f)) < 0)
+			continue;
+		mt_image_file_shown(f, name, sizeof(name));
+		add_file(u, fd, &f->key, name, false);
 	}
 	mt_unwinder_forget(u, pid);
 }

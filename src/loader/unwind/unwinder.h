@@ -61,9 +61,10 @@ struct mt_unwinder {
 	 * mt_unwinder_wait()). */
 	uint64_t total_rows, build_ns;
 	uint32_t full;            /* tables that did not fit */
-	/* Called (when set) as ld.so's hook tells of process PID's dlopen,
-	 * after its new files' tables are asked for. */
-	void (*on_dlopen)(void *ctx, pid_t pid);
+	/* Called (when set) as ld.so's hook tells of process PID's dlopen:
+	 * true when it asked for its new files' tables (else they are asked
+	 * for, by reading PID's mappings, after it returns). */
+	bool (*on_dlopen)(void *ctx, pid_t pid);
 	void *dlopen_ctx;
 	/* Set by mt_unwinder_init(): its vma_files iterator names a
 	 * process's files as the stack walk will (vma_files.h). */
@@ -115,6 +116,12 @@ void mt_unwinder_forget(struct mt_unwinder *u, pid_t pid);
  * and its cached mappings forgotten.  Nothing when its files cannot be
  * read (it is gone). */
 void mt_unwinder_add_process(struct mt_unwinder *u, pid_t pid);
+
+/* The same, from PID's image IMG just read (images.h): each file under
+ * the registry's identity, from its descriptor. */
+struct mt_image;
+void mt_unwinder_add_image(struct mt_unwinder *u, pid_t pid,
+			   const struct mt_image *img);
 
 /* The tables of PID's files that are in the cache (use_cache), loaded
  * now; the others are made when asked for. */
