@@ -184,6 +184,57 @@ static void ids_differ(void **state)
 	assert_true(mt_dw_stack_id(a, 1) != mt_dw_stack_id(a, 2));
 }
 
+/* Deep stacks (segments of MT_STACK_SEG frames): a frame changed
+ * anywhere, at the leaf or at the outermost end, changes the id, and so
+ * does one frame more. */
+static void deep_ids_differ(void **state)
+{
+	static uint64_t a[MT_MAX_STACK_DEPTH], b[MT_MAX_STACK_DEPTH];
+	const uint32_t n = 500;
+	uint64_t id;
+
+	(void)state;
+	for (uint32_t i = 0; i < MT_MAX_STACK_DEPTH; i++)
+		a[i] = b[i] = 0x400000 + 16 * i;
+	id = mt_dw_stack_id(a, n);
+	assert_true(id == mt_dw_stack_id(b, n));
+	b[0]++;
+	assert_true(id != mt_dw_stack_id(b, n));
+	b[0]--;
+	b[n - 1]++;
+	assert_true(id != mt_dw_stack_id(b, n));
+	b[n - 1]--;
+	b[n / 2]++;
+	assert_true(id != mt_dw_stack_id(b, n));
+	assert_true(id != mt_dw_stack_id(a, n + 1));
+	assert_true(mt_dw_stack_id(a, MT_STACK_SEG) !=
+		    mt_dw_stack_id(a, MT_STACK_SEG + 1));
+}
+
+/* The frames walked before the copy come after its stack bytes: a walk
+ * goes on from them. */
+static void frames_before(void **state)
+{
+	struct mt_dw_env env;
+	struct mt_defer_copy *c = copy_of(BASE + 0x950);
+	uint64_t ips[MT_MAX_STACK_DEPTH], used = 0, before[2] = { 7, 9 };
+	uint32_t n = 0;
+
+	(void)state;
+	tables(&env, MT_UNWIND_CFI, 0);
+	c->len = 64;
+	c->n = 2;
+	c->steps = 2;
+	memcpy(MT_DEFER_FRAMES(c), before, sizeof(before));
+	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_DONE);
+	assert_int_equal(n, 4);
+	assert_int_equal(ips[0], 7);
+	assert_int_equal(ips[1], 9);
+	assert_int_equal(ips[2], BASE + 0x100);
+	assert_int_equal(ips[3], BASE + 0x950);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +244,8 @@ int main(void)
 		cmocka_unit_test(waits),
 		cmocka_unit_test(frame_pointer),
 		cmocka_unit_test(ids_differ),
+		cmocka_unit_test(deep_ids_differ),
+		cmocka_unit_test(frames_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -364,14 +364,18 @@ static int on_copy(void *ctx, void *data, size_t size)
 	struct pid_maps *p;
 
 	(void)ctx;
-	if (size < offsetof(struct mt_defer_copy, stack))
+	if (size < offsetof(struct mt_defer_copy, stack) || size > sizeof(*c))
 		return 0;
-	c = malloc(sizeof(*c));
+	/* As long as the record: the stack copied, then the frames. */
+	c = malloc(size);
 	if (!c)
 		return 0;
-	memcpy(c, data, size < sizeof(*c) ? size : sizeof(*c));
+	memcpy(c, data, size);
 	if (c->len > size - offsetof(struct mt_defer_copy, stack))
 		c->len = (uint32_t)(size - offsetof(struct mt_defer_copy, stack));
+	if (c->n > (size - offsetof(struct mt_defer_copy, stack) - c->len) / 8)
+		c->n = (uint32_t)((size - offsetof(struct mt_defer_copy, stack) -
+				   c->len) / 8);
 	/* The process's mappings and files now, while it is there: it may
 	 * live a few milliseconds.  Again when the copy's own mapping is new
 	 * (a dlopen since). */

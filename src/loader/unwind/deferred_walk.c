@@ -55,7 +55,7 @@ static int uw_read_word(void *ctx, __u64 addr, __u64 *out)
 #include "unwind_step.h"
 
 /* The same mixing as the BPF program's mix() (memleak.bpf.c). */
-#define DW_MIX_SEED 0xcbf29ce484222325ULL
+#define MT_MIX_SEED 0xcbf29ce484222325ULL
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -64,13 +64,18 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
+/* The stack's segments and their keys, as the BPF program's. */
+#include "stack_key.h"
+
 uint64_t mt_dw_stack_id(const uint64_t *ips, uint32_t n)
 {
-	uint64_t h = DW_MIX_SEED;
+	uint64_t h = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		h = mix(h, ips[i]);
-	return h == 0 ? 1 : h;
+	if (n > MT_MAX_STACK_DEPTH)
+		n = MT_MAX_STACK_DEPTH;
+	for (uint32_t k = seg_count(n); k-- > 0;)
+		h = seg_key(h, (const __u64 *)ips, seg_from(n, k), seg_to(n, k));
+	return h ? h : 1;
 }
 
 /* A walk's view of the mapping of pc and its table (the BPF walk's
@@ -123,7 +128,7 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 
 	cur = &env->tables;
 	cur_mode = env->mode;
-	memcpy(ips, c->ips, n * sizeof(*ips));
+	memcpy(ips, MT_DEFER_FRAMES(c), n * sizeof(*ips));
 	/* The BPF walk's bpf_loop(), from the iteration it stopped at. */
 	for (__u32 i = steps; i < MT_MAX_STACK_DEPTH + 1 && !end; i++) {
 		struct mt_unwind_row row;
