@@ -19,8 +19,8 @@
 #include "profile.h"
 #include "unwinder.h"
 
-/* The ring buffer's size by default: a copy is 1.1 KiB of header and
- * frames and the stack to its top (6 KiB for python3 and sqlite3 on
+/* The ring buffer's size by default: a copy is its header, the stack to
+ * its top and the frames walked before (6 KiB for python3 and sqlite3 on
  * average, at most 32 KiB): some 150 copies in flight.  Kernel memory an
  * idle trace holds (test kmem.idle): 4 MiB went over its bound. */
 #define RING_DEFAULT (1U << 20)
