@@ -49,11 +49,7 @@ static __always_inline __u64 stack_segs_hash(struct uw_frames *fr)
 	fr->nseg = seg_count(fr->n);
 	if (fr->nseg > MT_STACK_SEGS || !fr->nseg)
 		return MT_STACK_NONE;
-	/* Most stacks fit one segment: no bpf_loop() call for them. */
-	if (fr->nseg == 1)
-		fr->seg_ids[0] = seg_key(0, fr->ips, 0, fr->n);
-	else
-		bpf_loop(fr->nseg, seg_hash_cb, &l, 0);
+	bpf_loop(fr->nseg, seg_hash_cb, &l, 0);
 	return fr->seg_ids[0];
 }
 
