@@ -128,6 +128,7 @@ static void hole(void **state)
 	c->pages_read = 0; /* the page of the return address: not read */
 	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
 	assert_int_equal(n, 1);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_BAD_STACK);
 	assert_int_equal(ips[0], BASE + 0x100);
 	free(c);
 }
@@ -146,6 +147,7 @@ static void waits(void **state)
 	module_answer = MT_DW_MODULE_NEVER; /* the BPF walk's "no table" */
 	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
 	assert_int_equal(n, 1);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_NO_TABLE);
 	free(c);
 }
 
@@ -171,6 +173,7 @@ static void frame_pointer(void **state)
 	env.mode = MT_UNWIND_CFI;
 	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
 	assert_int_equal(n, 2);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_NO_CFI);
 	free(c);
 }
 
@@ -235,6 +238,30 @@ static void frames_before(void **state)
 	free(c);
 }
 
+/* A copy whose frames walked before fill the stack to one short of the
+ * limit: the walk keeps one more and is cut there, for its depth. */
+static void depth(void **state)
+{
+	struct mt_dw_env env;
+	struct mt_defer_copy *c = copy_of(BASE + 0x950);
+	static uint64_t ips[MT_MAX_STACK_DEPTH];
+	uint64_t used = 0;
+	uint32_t n = 0;
+
+	(void)state;
+	tables(&env, MT_UNWIND_CFI, 0);
+	c->len = 64;
+	c->n = MT_MAX_STACK_DEPTH - 1;
+	c->steps = c->n;
+	for (uint32_t i = 0; i < c->n; i++)
+		memcpy(MT_DEFER_FRAMES(c) + 8 * i, &(uint64_t){ 0x1000 + i }, 8);
+	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
+	assert_int_equal(n, MT_MAX_STACK_DEPTH);
+	assert_int_equal(ips[MT_MAX_STACK_DEPTH - 1], BASE + 0x100);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_DEPTH);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +273,7 @@ int main(void)
 		cmocka_unit_test(ids_differ),
 		cmocka_unit_test(deep_ids_differ),
 		cmocka_unit_test(frames_before),
+		cmocka_unit_test(depth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,6 +56,7 @@ static struct {
 	struct pid_maps *pids;
 	size_t npids;
 	uint64_t truncated;
+	uint64_t trunc[MT_TRUNC__COUNT];   /* truncated, by reason */
 	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
 } D = { .modules_fd = -1, .stacks_fd = -1 };
 
@@ -306,8 +307,10 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 	r = mt_dw_walk(c, &env, ips, &n, &used);
 	if (r == MT_DW_WAIT)
 		return false;
-	if (r == MT_DW_TRUNCATED)
+	if (r == MT_DW_TRUNCATED) {
 		D.truncated++;
+		D.trunc[mt_dw_last_reason()]++;
+	}
 	/* How deep whole stacks are, in bytes: the copy's bound. */
 	if (r == MT_DW_DONE && c->steps == 0) {
 		D.whole++;
@@ -498,6 +501,10 @@ int mt_deferred_unwind_apply(struct mt_raw_profile *raw)
 	if (!D.on)
 		return 0;
 	raw->sum.counters[MT_CNT_STACKS_TRUNCATED] += D.truncated + D.nwait;
+	for (int i = 0; i < MT_TRUNC__COUNT; i++)
+		raw->sum.counters[MT_CNT_TRUNC + i] += D.trunc[i];
+	/* Copies still waiting for a table: cut where it was missing. */
+	raw->sum.counters[MT_CNT_TRUNC + MT_TRUNC_NO_TABLE] += D.nwait;
 	if (!D.nres)
 		return 0;
 	for (size_t i = 0; i < raw->nstacks; i++) {
