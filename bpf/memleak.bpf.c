@@ -205,6 +205,7 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 }
 
 #include "unwind.h"
+#include "stack_segs.h"
 #include "unwind_defer.h"
 #include "proc_totals.h"
 
@@ -220,81 +221,62 @@ static __always_inline struct mt_inflight *thread_state(void)
 
 /*
  * hash_stack: the one place where a stack is taken.  Walks the user stack
- * into this CPU's scratch and returns the id it is stored under in
- * "stacks" (a 64-bit hash of its frames), or MT_STACK_NONE when it could
- * not be taken.  It is stored only when a new (process, stack) pair needs
- * it (store_stack).  A global function, so that the verifier checks its
- * loops once, not once for every path of every caller.
+ * into this CPU's frames and returns the id it is stored under in
+ * "stacks" (its first segment's key, a hash of all its frames:
+ * stack_segs.h), or MT_STACK_NONE when it could not be taken.  It is
+ * stored only when a new (process, stack) pair needs it (store_stack).
+ * A global function, so that the verifier checks its loops once, not
+ * once for every path of every caller.
  */
 __noinline __u64 hash_stack(struct pt_regs *ctx)
 {
-	__u64 h = MT_MIX_SEED;
 	struct unwind_scratch *sc;
-	struct mt_stack *st;
-	__u32 old, depth;
+	struct uw_frames *fr;
+	__u64 h;
 	int n;
 
 	if (bench_part == MT_PART_BLOCKS)
 		return MT_STACK_NONE; /* not a stack error: none is taken */
 	sc = unwind_scratch_get();
-	if (!sc)
+	fr = unwind_frames_get();
+	if (!sc || !fr)
 		return MT_STACK_NONE;
-	st = &sc->st;
-	old = sc->depth;
 	if (bench_part == MT_PART_CALLER) {
-		st->ips[0] = PT_REGS_IP(ctx); /* the return address */
+		fr->ips[0] = PT_REGS_IP(ctx); /* the return address */
 		n = 1;
 	} else {
-		n = unwind_user_stack(ctx, sc);
+		n = unwind_user_stack(ctx, sc, fr);
 	}
-	sc->depth = n > 0 ? n : 0;
-	/*
-	 * Zero what is left of a deeper stack before (the map keeps the
-	 * stack zero-padded, as userspace reads it), then hash the frames.
-	 * Two loops, each reading the depth back from the scratch, so that
-	 * the verifier checks each once: one loop testing i < n, then
-	 * i < old, had it check the zeroing once for every depth the frames
-	 * could stop at (150,000 instructions, 60 ms of every start-up).
-	 */
-	depth = *(volatile __u32 *)&sc->depth;
-	for (__u32 i = 0; i < MT_MAX_STACK_DEPTH; i++) {
-		__u32 k = depth + i;
-
-		if (k >= old || k >= MT_MAX_STACK_DEPTH)
-			break;
-		st->ips[k] = 0;
-		asm volatile("" : "+r"(i)); /* a loop, not a memset() */
-	}
-	depth = *(volatile __u32 *)&sc->depth;
-	for (__u32 i = 0; i < MT_MAX_STACK_DEPTH && i < depth; i++)
-		h = mix(h, st->ips[i]);
-	if (n <= 0 || !st->ips[0]) {
+	fr->n = n > 0 ? n : 0;
+	if (n <= 0 || !fr->ips[0]) {
 		count(MT_CNT_DROP_STACK_ERRORS, 1);
 		return MT_STACK_NONE;
 	}
-	/* Deferred: filed under a provisional id, the copy's; a copy not
-	 * taken leaves the stack cut short. */
+	h = stack_segs_hash(fr);
+	/* Deferred: filed under a provisional id, the copy's, which keys
+	 * the first segment of the frames walked so far; a copy not taken
+	 * leaves the stack cut short. */
 	if (bench_part != MT_PART_CALLER && sc->u.status == UW_DEFER) {
-		__u64 p = defer_copy(sc, depth);
+		__u64 p = defer_copy(sc, fr, fr->n);
 
-		if (p != MT_STACK_NONE)
+		if (p != MT_STACK_NONE) {
+			fr->seg_ids[0] = p;
 			return p;
+		}
 		count(MT_CNT_STACKS_TRUNCATED, 1);
 		count(MT_CNT_TRUNC + MT_TRUNC_COPY_LOST, 1);
 	}
-	return h == MT_STACK_NONE ? 1 : h;
+	return h;
 }
 
 /* Keep the stack hash_stack() just took under id H; false if full. */
 static __always_inline bool store_stack(__u64 h)
 {
-	struct unwind_scratch *sc = unwind_scratch_get();
-	int err;
+	struct uw_frames *fr = unwind_frames_get();
 
-	if (!sc || bpf_map_lookup_elem(&stacks, &h))
-		return sc != NULL;
-	err = bpf_map_update_elem(&stacks, &h, &sc->st, BPF_NOEXIST);
-	if (err && err != -EEXIST) {
+	if (!fr || bpf_map_lookup_elem(&stacks, &h))
+		return fr != NULL;
+	if (stack_segs_store(fr)) {
 		count(MT_CNT_DROP_STACKS_FULL, 1);
 		return false;
 	}

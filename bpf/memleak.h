@@ -7,8 +7,19 @@
 #ifndef MEMTRACE_MEMLEAK_H
 #define MEMTRACE_MEMLEAK_H
 
-/* Deepest user stack recorded (the kernel's PERF_MAX_STACK_DEPTH). */
-#define MT_MAX_STACK_DEPTH 127
+/* Deepest user stack recorded: deep C++ template code (clang) has stacks
+ * of a few hundred frames.  A stack is kept in segments of MT_STACK_SEG
+ * frames (struct mt_stack), at most MT_STACK_SEGS of them. */
+#define MT_MAX_STACK_DEPTH 1024
+#define MT_STACK_SEG 23
+#define MT_STACK_SEGS 45
+_Static_assert(MT_STACK_SEG * MT_STACK_SEGS >= MT_MAX_STACK_DEPTH,
+	       "the segments hold the deepest stack");
+/* Segments the stacks map holds for each of --max-stacks: a stack takes
+ * one up to 23 frames and shares its outer ones with others (clang-14's
+ * 54,923 stacks of 69 frames on average take 67,664).  Its buckets are
+ * made at the start (16 bytes each): 2 MiB of an idle trace. */
+#define MT_STACK_SEGS_PER_STACK 2
 
 /* Stack id 0 means "no stack could be recorded" (see the drop counters). */
 #define MT_STACK_NONE 0ULL
@@ -229,9 +240,20 @@ struct mt_journal {
 			     * its totals were not kept (stats map full) */
 };
 
-/* A user stack, leaf (the allocator's caller) first, zero-padded. */
+/*
+ * A segment of a user stack in the "stacks" map (bpf/stack_segs.h): up to
+ * MT_STACK_SEG frames, leaf (the allocator's caller) first, zero-padded,
+ * then the frames of the segment whose key is next (0: the stack ends
+ * here).  Segments are cut from the outermost frame: every segment but a
+ * stack's first (its leaf end) is full, so stacks that share their outer
+ * frames share those segments.  A segment's key is a hash of its frames
+ * and next; a stack's id is its first segment's key.  The last segment
+ * is stored first: a segment found has all its next ones.  192 bytes: a
+ * map element of 256 bytes in the kernel (a 127-frame array took 2 KiB).
+ */
 struct mt_stack {
-	__u64 ips[MT_MAX_STACK_DEPTH];
+	__u64 next;
+	__u64 ips[MT_STACK_SEG];
 };
 
 /* The name of a process that allocated (system-wide: it may be gone soon). */
@@ -442,8 +464,12 @@ struct mt_defer_copy {
 	/* The executable mapping that holds pc, and its file. */
 	__u64 vm_start, vm_end, vm_delta;
 	struct mt_file_key file;
-	__u64 ips[MT_MAX_STACK_DEPTH];
-	__u8 stack[MT_DEFER_STACK_MAX];
+	/* The len bytes of stack copied, then the n frames walked before
+	 * (8-byte words, leaf first): only what there is goes in the ring
+	 * buffer (MT_DEFER_FRAMES()). */
+	__u8 stack[MT_DEFER_STACK_MAX + 8 * MT_MAX_STACK_DEPTH];
 };
+/* The frames walked before, in copy C. */
+#define MT_DEFER_FRAMES(c) ((c)->stack + (c)->len)
 
 #endif /* MEMTRACE_MEMLEAK_H */

@@ -228,12 +228,37 @@ struct uw_row_slot {
 	__u64 check;
 };
 
-/* A stack being taken, per CPU (too large for the BPF stack).  depth: how
- * deep the stack before it was, so only that much needs zeroing.  The
- * window holds win_len bytes of user memory from win_base. */
+/* The frames of a stack being taken, per CPU: n of them, in ips[]; the
+ * keys of its segments and one segment, to store it (stack_segs.h). */
+struct uw_frames {
+	__u64 ips[MT_MAX_STACK_DEPTH];
+	__u32 n;
+	__u32 nseg;
+	__u32 err;       /* a segment could not be stored */
+	__u32 pad;
+	__u64 seg_ids[MT_STACK_SEGS];
+	struct mt_stack seg;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_frames);
+} unwind_frames SEC(".maps");
+
+static __always_inline struct uw_frames *unwind_frames_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_frames, &zero);
+}
+
+/* The walk's state, per CPU (too large for the BPF stack); its frames
+ * are in unwind_frames (a per-CPU value is at most 32 KiB).  The window
+ * holds win_len bytes of user memory from win_base. */
 struct unwind_scratch {
-	struct mt_stack st;
-	__u32 depth;
+	__u32 pad0;
 	__u32 win_len;
 	struct mt_unwind_state u;
 	__u64 win_base;
@@ -541,6 +566,7 @@ static __always_inline struct mt_unwind_row cached_row(
  */
 struct uw_walk {
 	struct unwind_scratch *sc;
+	struct uw_frames *fr;
 	struct uw_vmas *vmas;      /* NULL: no cache (full), the kernel asked */
 };
 
@@ -550,12 +576,13 @@ static long unwind_step(__u64 i, void *ctx)
 {
 	struct uw_walk *w = ctx;
 	struct unwind_scratch *sc = w->sc;
+	struct uw_frames *fr = w->fr;
 	struct mt_unwind_state *u;
 	struct mt_unwind_row row;
 	int where = 0;
 	__u32 n;
 
-	if (!sc)
+	if (!sc || !fr)
 		return 1;
 	u = &sc->u;
 	if (!u->pc) {
@@ -568,7 +595,7 @@ static long unwind_step(__u64 i, void *ctx)
 	if (where == 2 && n < MT_MAX_STACK_DEPTH) {
 		/* The provisional stack: the frames so far and this one; the
 		 * loader goes on from this frame (unwind_defer.h). */
-		sc->st.ips[n] = u->pc;
+		fr->ips[n] = u->pc;
 		u->status = UW_DEFER;
 		return 1;
 	}
@@ -581,7 +608,7 @@ static long unwind_step(__u64 i, void *ctx)
 	if (n >= MT_MAX_STACK_DEPTH)
 		return UW_CUT(u, MT_TRUNC_DEPTH);
 	if (where > 0 || !u->has_rows) {
-		sc->st.ips[n] = u->pc;
+		fr->ips[n] = u->pc;
 		u->n = n + 1;
 		u->steps++;
 		if (where == 0)
@@ -594,7 +621,7 @@ static long unwind_step(__u64 i, void *ctx)
 	/* The allocator's own frames (operator new calling malloc) on top
 	 * of the stack are left out: the first frame is new's caller. */
 	if (n > 0 || !(row.kind & MT_UW_SKIP)) {
-		sc->st.ips[n] = u->pc;
+		fr->ips[n] = u->pc;
 		u->n = n + 1;
 	}
 	u->steps++;
@@ -602,11 +629,12 @@ static long unwind_step(__u64 i, void *ctx)
 }
 
 /*
- * Walk the user stack from REGS into this CPU's scratch.  Returns the
- * number of frames stored (sc->st.ips[0..n)), or -1 without scratch.
+ * Walk the user stack from REGS with this CPU's scratch SC, into its
+ * frames FR.  Returns the number of frames stored (fr->ips[0..n)).
  */
 static __always_inline int unwind_user_stack(struct pt_regs *regs,
-					     struct unwind_scratch *sc)
+					     struct unwind_scratch *sc,
+					     struct uw_frames *fr)
 {
 	struct mt_unwind_state *u = &sc->u;
 	struct uw_walk w;
@@ -623,6 +651,7 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	u->pid = bpf_get_current_pid_tgid() >> 32;
 	u->mm = (__u64)bpf_get_current_task_btf()->mm;
 	w.sc = sc;
+	w.fr = fr;
 	w.vmas = vmas_of(u->pid, u->mm);
 	bpf_loop(MT_MAX_STACK_DEPTH + 1, unwind_step, &w, 0);
 	if (u->status == UW_DEFER)

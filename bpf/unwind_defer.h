@@ -40,20 +40,22 @@ struct {
 
 /*
  * The walk in SC stopped at a frame with no table (UW_DEFER), its N
- * frames (that one included) in SC->st: copy what the loader needs to go
+ * frames (that one included) in FR: copy what the loader needs to go
  * on.  Returns the provisional stack id, or MT_STACK_NONE when the copy
  * could not be made (then the stack stays as it is, counted truncated).
  */
-static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
+static __noinline __u64 defer_copy(struct unwind_scratch *sc,
+				   struct uw_frames *fr, __u32 n)
 {
-	const struct mt_unwind_state *u = &sc->u;
-	__u32 len = 0, pos = 0, cpu = bpf_get_smp_processor_id();
+	const struct mt_unwind_state *u;
+	__u32 len = 0, pos = 0, fbytes, cpu = bpf_get_smp_processor_id();
 	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &cpu);
 	struct mt_defer_copy *c;
 	__u64 id, size;
 
-	if (!d)
+	if (!d || !sc || !fr)
 		return MT_STACK_NONE;
+	u = &sc->u;
 	c = &d->c;
 	id = mix(mix(MT_MIX_SEED ^ 0xdefe44edULL, cpu), ++d->seq);
 	if (id == MT_STACK_NONE)
@@ -69,7 +71,6 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 	c->vm_end = u->vm_end;
 	c->vm_delta = u->vm_delta;
 	c->file = sc->defer_file;
-	bpf_probe_read_kernel(c->ips, sizeof(c->ips), sc->st.ips);
 	/* The stack from sp up, a page at a time (the first to its page's
 	 * end), past the pages that cannot be read (never touched), to the
 	 * last one that can (the stack's top, or the bound). */
@@ -95,7 +96,16 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 		pos += l;
 	}
 	c->len = len;
-	size = offsetof(struct mt_defer_copy, stack) + len;
+	/* The frames walked before, after the stack (MT_DEFER_FRAMES). */
+	fbytes = c->n * 8;
+	asm volatile("" : "+r"(len));
+	asm volatile("" : "+r"(fbytes));
+	if (len > MT_DEFER_STACK_MAX || fbytes > 8 * MT_MAX_STACK_DEPTH ||
+	    bpf_probe_read_kernel(c->stack + len, fbytes, fr->ips)) {
+		count(MT_CNT_DEFER_LOST, 1);
+		return MT_STACK_NONE;
+	}
+	size = offsetof(struct mt_defer_copy, stack) + len + fbytes;
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*c) ||
 	    bpf_ringbuf_output(&unwind_copies, c, size, 0)) {

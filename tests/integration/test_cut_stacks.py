@@ -1,6 +1,6 @@
 """Stacks cut short, and why (tests/progs/cut_stacks.c, built -O2
--fomit-frame-pointer): a recursion 100 frames deep is whole, down to main
-(the most frames a stack keeps is 127 here; the trunc22 branch has deeper);
+-fomit-frame-pointer): a recursion 500 frames deep is whole, down to main
+(the most frames a stack keeps is 1024);
 each reason the unwinder can stop for that a program can provoke is
 counted under its own name on the header's "truncated stacks:" line
 (depth, no CFI, bad stack) and in /metrics (memtrace_truncated_stacks_total
@@ -39,14 +39,18 @@ def funcs(st):
     return [f.function.split("(", 1)[0] for f in st.frames]
 
 
+DEEP = 500     # frames of recursion kept whole
+MAX_DEPTH = 1024  # the most frames a stack keeps (MT_MAX_STACK_DEPTH)
+
+
 @test("cut.deep_whole")
 def _deep_whole():
-    """100 frames of recursion without frame pointers: every one kept, to
+    """500 frames of recursion without frame pointers: every one kept, to
     main, nothing truncated."""
-    res, _, stacks, d = traced("cut_stacks", ["deep", "100"])
+    res, _, stacks, d = traced("cut_stacks", ["deep", str(DEEP)])
     check_eq(truncation(res.stdout, d), (0, {}), "truncated stacks", d)
     f = funcs(one_stack(stacks, 777, d))
-    check_eq(f.count("deep_rec"), 100, "deep_rec frames", d + "\n" + " ".join(f[:5]))
+    check_eq(f.count("deep_rec"), DEEP, "deep_rec frames", d + "\n" + " ".join(f[:5]))
     check("main" in f, "the stack does not reach main: ... %s" % " ".join(f[-5:]), d)
 
 
@@ -54,10 +58,12 @@ def _deep_whole():
 def _depth():
     """Deeper than the most frames a stack keeps: cut at the depth limit,
     counted as such."""
-    res, _, stacks, d = traced("cut_stacks", ["deep", "300"])
+    res, _, stacks, d = traced("cut_stacks", ["deep", "1500"])
     check_eq(truncation(res.stdout, d), (1, {"depth": 1}), "truncated stacks", d)
-    f = funcs(one_stack(stacks, 777, d))
-    check("main" not in f and f.count("deep_rec") > 100,
+    st = one_stack(stacks, 777, d)
+    f = funcs(st)
+    check_eq(len(st.ips), MAX_DEPTH, "frames of the stack cut at the limit", d)
+    check("main" not in f and f.count("deep_rec") == MAX_DEPTH,
           "%d deep_rec frames, main %s" % (f.count("deep_rec"), "main" in f), d)
 
 

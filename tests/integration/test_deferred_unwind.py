@@ -7,6 +7,9 @@ table is there (bpf/unwind_defer.h, src/loader/unwind/deferred_unwind.c).
   (without frame pointers: a chain of calls, a qsort callback, a
   constructor, a thread, a dlopened library, operator new) must be the
   BPF walk's, frame for frame, with the same totals.
+- deferred.same_deep, deferred.same_too_deep: a recursion 500 frames deep
+  is as whole from its copy as from the BPF walk; one of 1,500 is cut at
+  the same depth limit (1,024 frames) both ways.
 - deferred.dlopen_fresh: six libraries built here (new files, new build
   ids), each dlopened and allocated through at once: every first stack
   whole, none truncated.
@@ -98,6 +101,49 @@ def _same_cxx():
     # operator new's frames are left out at the top (MT_UW_SKIP rows): the
     # loader's walk must do as the BPF one.
     _same_stacks("nofp_cxx", [])
+
+
+def _same_deep(depth, frames, truncated):
+    """cut_stacks deep DEPTH, walked by BPF and all deferred: the block's
+    stack has DEPTH deep_rec frames (FRAMES: exactly that many frames, or
+    None: to main), TRUNCATED stacks cut short."""
+    res0, st0, d0 = traced("cut_stacks", ["deep", str(depth)])
+    res1, st1, d1 = traced("cut_stacks", ["deep", str(depth)], env=_env(MEMTRACE_DEFER_ALL=1))
+    d = "BPF walk:\n%s\n\nall deferred:\n%s" % (d0, d1)
+    copies, unwound, cut, never, lost = deferred_of(res1, d)
+    check(copies > 0, "no stack was copied with MEMTRACE_DEFER_ALL=1", d)
+    check_eq((unwound, never, lost), (copies, 0, 0), "copies unwound, never unwound, lost", d)
+    for st in (st0, st1):
+        hits = [s for s in st if s.inuse_bytes == 777]
+        check_eq(len(hits), 1, "stacks holding the block of 777 bytes", d)
+        f = [fr.function.split("(", 1)[0] for fr in hits[0].frames]
+        if frames is None:
+            check_eq(f.count("deep_rec"), depth, "deep_rec frames", d)
+            check("main" in f, "the deep stack does not reach main", d)
+        else:
+            check_eq(len(hits[0].ips), frames, "frames of the deep stack", d)
+    a, b = shape(st0), shape(st1)
+    check(a == b, "stacks differ: %d only in the BPF walk's, %d only in the deferred ones"
+          % (len([s for s in a if s not in b]), len([s for s in b if s not in a])), d)
+    check_eq(truncated_of(res0.stdout), truncated, "truncated stacks of the BPF walk", d)
+    # The same reasons too ("depth" past the limit).
+    line = re.compile(r"^truncated stacks: .*$", re.M)
+    check_eq(line.findall(res1.stdout), line.findall(res0.stdout),
+             "the deferred walk's truncated stacks line against the BPF walk's", d)
+
+
+@test("deferred.same_deep")
+def _deep():
+    """A recursion 500 frames deep (some 8 KiB of stack) unwound from its
+    copy: the very stack the BPF walk gives, every frame to _start."""
+    _same_deep(500, None, 0)
+
+
+@test("deferred.same_too_deep")
+def _too_deep():
+    """1,500 frames: the loader's walk stops at the depth limit, as the
+    BPF walk does (1,024 frames), counted truncated for its depth."""
+    _same_deep(1500, 1024, 1)
 
 
 FRESH_LIBS = 6

@@ -128,6 +128,7 @@ static void hole(void **state)
 	c->pages_read = 0; /* the page of the return address: not read */
 	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
 	assert_int_equal(n, 1);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_BAD_STACK);
 	assert_int_equal(ips[0], BASE + 0x100);
 	free(c);
 }
@@ -146,6 +147,7 @@ static void waits(void **state)
 	module_answer = MT_DW_MODULE_NEVER; /* the BPF walk's "no table" */
 	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
 	assert_int_equal(n, 1);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_NO_TABLE);
 	free(c);
 }
 
@@ -171,6 +173,7 @@ static void frame_pointer(void **state)
 	env.mode = MT_UNWIND_CFI;
 	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
 	assert_int_equal(n, 2);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_NO_CFI);
 	free(c);
 }
 
@@ -184,6 +187,81 @@ static void ids_differ(void **state)
 	assert_true(mt_dw_stack_id(a, 1) != mt_dw_stack_id(a, 2));
 }
 
+/* Deep stacks (segments of MT_STACK_SEG frames): a frame changed
+ * anywhere, at the leaf or at the outermost end, changes the id, and so
+ * does one frame more. */
+static void deep_ids_differ(void **state)
+{
+	static uint64_t a[MT_MAX_STACK_DEPTH], b[MT_MAX_STACK_DEPTH];
+	const uint32_t n = 500;
+	uint64_t id;
+
+	(void)state;
+	for (uint32_t i = 0; i < MT_MAX_STACK_DEPTH; i++)
+		a[i] = b[i] = 0x400000 + 16 * i;
+	id = mt_dw_stack_id(a, n);
+	assert_true(id == mt_dw_stack_id(b, n));
+	b[0]++;
+	assert_true(id != mt_dw_stack_id(b, n));
+	b[0]--;
+	b[n - 1]++;
+	assert_true(id != mt_dw_stack_id(b, n));
+	b[n - 1]--;
+	b[n / 2]++;
+	assert_true(id != mt_dw_stack_id(b, n));
+	assert_true(id != mt_dw_stack_id(a, n + 1));
+	assert_true(mt_dw_stack_id(a, MT_STACK_SEG) !=
+		    mt_dw_stack_id(a, MT_STACK_SEG + 1));
+}
+
+/* The frames walked before the copy come after its stack bytes: a walk
+ * goes on from them. */
+static void frames_before(void **state)
+{
+	struct mt_dw_env env;
+	struct mt_defer_copy *c = copy_of(BASE + 0x950);
+	uint64_t ips[MT_MAX_STACK_DEPTH], used = 0, before[2] = { 7, 9 };
+	uint32_t n = 0;
+
+	(void)state;
+	tables(&env, MT_UNWIND_CFI, 0);
+	c->len = 64;
+	c->n = 2;
+	c->steps = 2;
+	memcpy(MT_DEFER_FRAMES(c), before, sizeof(before));
+	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_DONE);
+	assert_int_equal(n, 4);
+	assert_int_equal(ips[0], 7);
+	assert_int_equal(ips[1], 9);
+	assert_int_equal(ips[2], BASE + 0x100);
+	assert_int_equal(ips[3], BASE + 0x950);
+	free(c);
+}
+
+/* A copy whose frames walked before fill the stack to one short of the
+ * limit: the walk keeps one more and is cut there, for its depth. */
+static void depth(void **state)
+{
+	struct mt_dw_env env;
+	struct mt_defer_copy *c = copy_of(BASE + 0x950);
+	static uint64_t ips[MT_MAX_STACK_DEPTH];
+	uint64_t used = 0;
+	uint32_t n = 0;
+
+	(void)state;
+	tables(&env, MT_UNWIND_CFI, 0);
+	c->len = 64;
+	c->n = MT_MAX_STACK_DEPTH - 1;
+	c->steps = c->n;
+	for (uint32_t i = 0; i < c->n; i++)
+		memcpy(MT_DEFER_FRAMES(c) + 8 * i, &(uint64_t){ 0x1000 + i }, 8);
+	assert_int_equal(mt_dw_walk(c, &env, ips, &n, &used), MT_DW_TRUNCATED);
+	assert_int_equal(n, MT_MAX_STACK_DEPTH);
+	assert_int_equal(ips[MT_MAX_STACK_DEPTH - 1], BASE + 0x100);
+	assert_int_equal(mt_dw_last_reason(), MT_TRUNC_DEPTH);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +271,9 @@ int main(void)
 		cmocka_unit_test(waits),
 		cmocka_unit_test(frame_pointer),
 		cmocka_unit_test(ids_differ),
+		cmocka_unit_test(deep_ids_differ),
+		cmocka_unit_test(frames_before),
+		cmocka_unit_test(depth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

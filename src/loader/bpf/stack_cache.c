@@ -34,21 +34,69 @@ static bool cached(const struct mt_stack_cache *c, uint64_t id, uint32_t *idx)
 	return mt_itab_find(&c->index, id, same_id, &f, idx);
 }
 
-/* Frames of ST up to its zero padding. */
-static uint32_t depth_of(const struct mt_stack *st)
+/* Segments read by a walk of the whole map, by key. */
+struct segs {
+	struct mt_itab index;
+	struct seg {
+		uint64_t id;
+		struct mt_stack st;
+	} *v;
+	size_t n, cap;
+};
+
+struct find_seg {
+	const struct segs *s;
+	uint64_t id;
+};
+
+static bool same_seg(const void *ctx, uint32_t idx)
 {
+	const struct find_seg *f = ctx;
+
+	return f->s->v[idx].id == f->id;
+}
+
+/* Segment ID: from the segments walked W (NULL: none), else from map FD.
+ * 0, or -1 when there is none. */
+static int read_seg(int fd, const struct segs *w, uint64_t id,
+		    struct mt_stack *out)
+{
+	struct find_seg f = { w, id };
+	uint32_t idx;
+
+	if (w && mt_itab_find(&w->index, id, same_seg, &f, &idx)) {
+		*out = w->v[idx].st;
+		return 0;
+	}
+	return bpf_map_lookup_elem(fd, &id, out) ? -1 : 0;
+}
+
+/* The frames of stack ID, its segments followed (at most MT_STACK_SEGS:
+ * a cycle, which a hash collision could make, ends there) into IPS
+ * (MT_MAX_STACK_DEPTH); their number, 0 if the stack is not in the map. */
+static uint32_t assemble(int fd, const struct segs *w, uint64_t id,
+			 uint64_t *ips)
+{
+	struct mt_stack seg;
 	uint32_t n = 0;
 
-	while (n < MT_MAX_STACK_DEPTH && st->ips[n])
-		n++;
+	for (int k = 0; k < MT_STACK_SEGS && id; k++) {
+		if (read_seg(fd, w, id, &seg))
+			break;
+		for (int i = 0; i < MT_STACK_SEG && seg.ips[i] &&
+				n < MT_MAX_STACK_DEPTH; i++)
+			ips[n++] = seg.ips[i];
+		id = seg.next;
+	}
 	return n;
 }
 
-/* Keep stack ID (frames ST), unless cached already. */
-static int keep(struct mt_stack_cache *c, uint64_t id, const struct mt_stack *st)
+/* Keep stack ID (N frames IPS), unless cached already. */
+static int keep(struct mt_stack_cache *c, uint64_t id, const uint64_t *ips,
+		uint32_t n)
 {
 	struct mt_cached_stack *e;
-	uint32_t n = depth_of(st), idx;
+	uint32_t idx;
 	int ret;
 
 	if (n == 0 || cached(c, id, &idx))
@@ -68,7 +116,7 @@ static int keep(struct mt_stack_cache *c, uint64_t id, const struct mt_stack *st
 	e->ips = malloc(n * sizeof(*e->ips));
 	if (!e->ips)
 		return -ENOMEM;
-	memcpy(e->ips, st->ips, n * sizeof(*e->ips));
+	memcpy(e->ips, ips, n * sizeof(*e->ips));
 	ret = mt_itab_add(&c->index, id, (uint32_t)c->n);
 	if (ret) {
 		free(e->ips);
@@ -78,14 +126,26 @@ static int keep(struct mt_stack_cache *c, uint64_t id, const struct mt_stack *st
 	return 0;
 }
 
-/* A visitor of the stacks map. */
-static int keep_entry(const void *k, const void *v, void *arg)
+/* A visitor of the stacks map: every segment, kept by key. */
+static int keep_seg(const void *k, const void *v, void *arg)
 {
-	uint64_t id;
+	struct segs *w = arg;
+	struct seg *e;
 
-	memcpy(&id, k, sizeof(id));
-	((struct mt_stack_cache *)arg)->read++;
-	return keep(arg, id, v);
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 1024;
+		struct seg *nv = realloc(w->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		w->v = nv;
+		w->cap = ncap;
+	}
+	e = &w->v[w->n];
+	memcpy(&e->id, k, sizeof(e->id));
+	memcpy(&e->st, v, sizeof(e->st));
+	w->n++;
+	return mt_itab_add(&w->index, e->id, (uint32_t)(w->n - 1));
 }
 
 static void empty(struct mt_stack_cache *c)
@@ -106,8 +166,10 @@ int mt_stack_cache_fill(struct mt_stack_cache *c, int fd, const uint64_t *ids,
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info);
 	struct mt_pid_filter all = { NULL, 0, false };
+	struct segs walked = { 0 };
+	const struct segs *w = NULL;
 	size_t missing = 0;
-	struct mt_stack st;
+	uint64_t *ips;
 	uint32_t idx;
 	int ret = 0;
 
@@ -120,17 +182,26 @@ int mt_stack_cache_fill(struct mt_stack_cache *c, int fd, const uint64_t *ids,
 	for (size_t i = 0; i < n; i++)
 		if (ids[i] != MT_STACK_NONE && !cached(c, ids[i], &idx))
 			missing++;
-	if (missing >= WALK_FROM)
-		return mt_map_walk(fd, sizeof(__u64), sizeof(struct mt_stack),
-				   &all, keep_entry, c);
+	if (!missing)
+		return 0;
+	ips = calloc(MT_MAX_STACK_DEPTH, sizeof(*ips));
+	if (!ips)
+		return -ENOMEM;
+	if (missing >= WALK_FROM) {
+		ret = mt_map_walk(fd, sizeof(__u64), sizeof(struct mt_stack),
+				  &all, keep_seg, &walked);
+		w = &walked;
+	}
 	for (size_t i = 0; i < n && missing && !ret; i++) {
 		if (ids[i] == MT_STACK_NONE || cached(c, ids[i], &idx))
 			continue;
 		missing--;
 		c->read++;
-		if (bpf_map_lookup_elem(fd, &ids[i], &st) == 0)
-			ret = keep(c, ids[i], &st);
+		ret = keep(c, ids[i], ips, assemble(fd, w, ids[i], ips));
 	}
+	free(ips);
+	free(walked.v);
+	mt_itab_free(&walked.index);
 	return ret;
 }
 

@@ -3,9 +3,10 @@
  * stack_cache.h: the frames of the BPF "stacks" map, kept across reads.
  * A stack is stored once under its id (a hash of its frames) and never
  * changed or deleted, so what was read once stays true: a report reads
- * only the stacks it has not seen (one lookup each, or one walk of the
- * map in batches when many are new), not the whole map (1,016 bytes a
- * stack, 66 MB at 65,536 stacks) every time.
+ * only the stacks it has not seen (one lookup a segment, or one walk of
+ * the map in batches when many are new), not the whole map every time.
+ * A stack is stored as segments of 23 frames (struct mt_stack), each
+ * naming the next: the cache keeps each stack's frames whole.
  */
 #ifndef MEMTRACE_STACK_CACHE_H
 #define MEMTRACE_STACK_CACHE_H

@@ -228,7 +228,12 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 		bpf_map__set_map_flags(skel->maps.allocs, 0);
 	thread_slots_size(skel);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
-	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
+	/* Segments: a stack takes (frames + 22) / 23 of them, less the
+	 * outer ones it shares with others (memleak.h). */
+	bpf_map__set_max_entries(skel->maps.stacks,
+				 o->max_stacks > UINT32_MAX / MT_STACK_SEGS_PER_STACK
+					 ? UINT32_MAX
+					 : o->max_stacks * MT_STACK_SEGS_PER_STACK);
 	skel->rodata->sample_bytes = o->sample_bytes;
 	if (!o->sample_bytes) /* "sampled" serves -s only */
 		bpf_map__set_max_entries(skel->maps.sampled, 1);

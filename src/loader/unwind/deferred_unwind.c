@@ -19,8 +19,8 @@
 #include "profile.h"
 #include "unwinder.h"
 
-/* The ring buffer's size by default: a copy is 1.1 KiB of header and
- * frames and the stack to its top (6 KiB for python3 and sqlite3 on
+/* The ring buffer's size by default: a copy is its header, the stack to
+ * its top and the frames walked before (6 KiB for python3 and sqlite3 on
  * average, at most 32 KiB): some 150 copies in flight.  Kernel memory an
  * idle trace holds (test kmem.idle): 4 MiB went over its bound. */
 #define RING_DEFAULT (1U << 20)
@@ -56,6 +56,7 @@ static struct {
 	struct pid_maps *pids;
 	size_t npids;
 	uint64_t truncated;
+	uint64_t trunc[MT_TRUNC__COUNT];   /* truncated, by reason */
 	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
 } D = { .modules_fd = -1, .stacks_fd = -1 };
 
@@ -306,8 +307,10 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 	r = mt_dw_walk(c, &env, ips, &n, &used);
 	if (r == MT_DW_WAIT)
 		return false;
-	if (r == MT_DW_TRUNCATED)
+	if (r == MT_DW_TRUNCATED) {
 		D.truncated++;
+		D.trunc[mt_dw_last_reason()]++;
+	}
 	/* How deep whole stacks are, in bytes: the copy's bound. */
 	if (r == MT_DW_DONE && c->steps == 0) {
 		D.whole++;
@@ -364,14 +367,18 @@ static int on_copy(void *ctx, void *data, size_t size)
 	struct pid_maps *p;
 
 	(void)ctx;
-	if (size < offsetof(struct mt_defer_copy, stack))
+	if (size < offsetof(struct mt_defer_copy, stack) || size > sizeof(*c))
 		return 0;
-	c = malloc(sizeof(*c));
+	/* As long as the record: the stack copied, then the frames. */
+	c = malloc(size);
 	if (!c)
 		return 0;
-	memcpy(c, data, size < sizeof(*c) ? size : sizeof(*c));
+	memcpy(c, data, size);
 	if (c->len > size - offsetof(struct mt_defer_copy, stack))
 		c->len = (uint32_t)(size - offsetof(struct mt_defer_copy, stack));
+	if (c->n > (size - offsetof(struct mt_defer_copy, stack) - c->len) / 8)
+		c->n = (uint32_t)((size - offsetof(struct mt_defer_copy, stack) -
+				   c->len) / 8);
 	/* The process's mappings and files now, while it is there: it may
 	 * live a few milliseconds.  Again when the copy's own mapping is new
 	 * (a dlopen since). */
@@ -494,6 +501,10 @@ int mt_deferred_unwind_apply(struct mt_raw_profile *raw)
 	if (!D.on)
 		return 0;
 	raw->sum.counters[MT_CNT_STACKS_TRUNCATED] += D.truncated + D.nwait;
+	for (int i = 0; i < MT_TRUNC__COUNT; i++)
+		raw->sum.counters[MT_CNT_TRUNC + i] += D.trunc[i];
+	/* Copies still waiting for a table: cut where it was missing. */
+	raw->sum.counters[MT_CNT_TRUNC + MT_TRUNC_NO_TABLE] += D.nwait;
 	if (!D.nres)
 		return 0;
 	for (size_t i = 0; i < raw->nstacks; i++) {

@@ -55,7 +55,7 @@ static int uw_read_word(void *ctx, __u64 addr, __u64 *out)
 #include "unwind_step.h"
 
 /* The same mixing as the BPF program's mix() (memleak.bpf.c). */
-#define DW_MIX_SEED 0xcbf29ce484222325ULL
+#define MT_MIX_SEED 0xcbf29ce484222325ULL
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -64,13 +64,18 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
+/* The stack's segments and their keys, as the BPF program's. */
+#include "stack_key.h"
+
 uint64_t mt_dw_stack_id(const uint64_t *ips, uint32_t n)
 {
-	uint64_t h = DW_MIX_SEED;
+	uint64_t h = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		h = mix(h, ips[i]);
-	return h == 0 ? 1 : h;
+	if (n > MT_MAX_STACK_DEPTH)
+		n = MT_MAX_STACK_DEPTH;
+	for (uint32_t k = seg_count(n); k-- > 0;)
+		h = seg_key(h, (const __u64 *)ips, seg_from(n, k), seg_to(n, k));
+	return h ? h : 1;
 }
 
 /* A walk's view of the mapping of pc and its table (the BPF walk's
@@ -79,7 +84,11 @@ struct dw_where {
 	struct mt_dw_mapping m;
 	struct mt_unwind_module mod;
 	int has_rows;
+	__u32 reason;   /* why the walk cannot go past pc, if it cannot */
 };
+
+/* Why the last walk was cut short (enum mt_trunc_reason). */
+static __u32 last_reason;
 
 /* locate() of bpf/unwind.h: 0; -1 when pc is in no executable mapping;
  * 1 when the walk cannot go past pc; 2 when its file's table is not
@@ -93,10 +102,12 @@ static int locate(const struct mt_defer_copy *c, const struct mt_dw_env *env,
 		m = (struct mt_dw_mapping){ c->vm_start, c->vm_end, c->vm_delta,
 					    c->file };
 	} else if (!env->mapping || env->mapping(env->ctx, pc, &m)) {
+		w->reason = MT_TRUNC_BAD_STACK;
 		return -1;
 	}
 	w->m = m;
 	w->has_rows = 0;
+	w->reason = MT_TRUNC_NO_CFI;
 	if (env->mode == MT_UNWIND_FP || (!m.file.dev && !m.file.ino))
 		return env->mode == MT_UNWIND_CFI ? 1 : 0;
 	switch (env->module(env->ctx, &m, &w->mod)) {
@@ -105,6 +116,7 @@ static int locate(const struct mt_defer_copy *c, const struct mt_dw_env *env,
 	case MT_DW_MODULE_LATER:
 		return 2;
 	default:
+		w->reason = MT_TRUNC_NO_TABLE;
 		return 1; /* the BPF walk's "no table": the walk ends here */
 	}
 	w->has_rows = w->mod.nrows > 0;
@@ -116,14 +128,14 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 			     uint32_t *n_out, uint64_t *used)
 {
 	struct dw_state u = { c->pc, c->sp, c->bp, UW_RUN, 0 };
-	struct dw_where w = { { 0, 0, 0, { 0, 0 } }, { 0 }, 0 };
+	struct dw_where w = { { 0, 0, 0, { 0, 0 } }, { 0 }, 0, 0 };
 	__u32 n = c->n < MT_MAX_STACK_DEPTH ? c->n : MT_MAX_STACK_DEPTH;
 	__u32 steps = c->steps;
 	long end = 0;
 
 	cur = &env->tables;
 	cur_mode = env->mode;
-	memcpy(ips, c->ips, n * sizeof(*ips));
+	memcpy(ips, MT_DEFER_FRAMES(c), n * sizeof(*ips));
 	/* The BPF walk's bpf_loop(), from the iteration it stopped at. */
 	for (__u32 i = steps; i < MT_MAX_STACK_DEPTH + 1 && !end; i++) {
 		struct mt_unwind_row row;
@@ -144,6 +156,7 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 			where = 1;
 		if (where < 0 || where == 2 || n >= MT_MAX_STACK_DEPTH) {
 			u.status = UW_TRUNCATED;
+			u.reason = where < 0 ? w.reason : MT_TRUNC_DEPTH;
 			break;
 		}
 		if (where > 0 || !w.has_rows) {
@@ -154,6 +167,7 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 				continue;
 			}
 			u.status = UW_TRUNCATED;
+			u.reason = w.reason;
 			break;
 		}
 		row = find_row(&w.mod, u.pc - (steps > 0 ? 1 : 0) + w.m.delta);
@@ -164,5 +178,13 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 	}
 	*n_out = n;
 	*used = u.sp - c->sp;
+	/* Past the loop's bound: as deep as a stack is kept. */
+	last_reason = u.status == UW_TRUNCATED && u.reason < MT_TRUNC__COUNT
+			      ? u.reason : MT_TRUNC_DEPTH;
 	return u.status == UW_DONE ? MT_DW_DONE : MT_DW_TRUNCATED;
+}
+
+enum mt_trunc_reason mt_dw_last_reason(void)
+{
+	return (enum mt_trunc_reason)last_reason;
 }

@@ -61,6 +61,10 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 			     const struct mt_dw_env *env, uint64_t *ips,
 			     uint32_t *n, uint64_t *used);
 
+/* Why the last walk that mt_dw_walk() cut short was (its
+ * MT_DW_TRUNCATED), as the BPF walk counts it. */
+enum mt_trunc_reason mt_dw_last_reason(void);
+
 /* The id the BPF program gives the stack IPS[0..N) (its hash_stack). */
 uint64_t mt_dw_stack_id(const uint64_t *ips, uint32_t n);
 
