@@ -328,8 +328,10 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
 		struct mt_comm c;
 
 		bpf_get_current_comm(c.comm, sizeof(c.comm));
-		if (bpf_map_update_elem(&comms, &pid, &c, BPF_NOEXIST) == 0)
+		if (bpf_map_update_elem(&comms, &pid, &c, BPF_NOEXIST) == 0) {
 			bpf_ringbuf_output(&new_pids, &pid, sizeof(pid), 0);
+			vma_dump(pid, 0);
+		}
 	}
 	bpf_map_update_elem(&stats, &key, &zero, BPF_NOEXIST);
 	s = bpf_map_lookup_elem(&stats, &key);

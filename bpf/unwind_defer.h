@@ -38,6 +38,8 @@ struct {
 	__type(value, struct defer_scratch);
 } defer_scratch SEC(".maps");
 
+#include "vma_dump.h"
+
 /*
  * The walk in SC stopped at a frame with no table (UW_DEFER), its N
  * frames (that one included) in SC->st: copy what the loader needs to go
@@ -49,11 +51,24 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 	const struct mt_unwind_state *u = &sc->u;
 	__u32 len = 0, pos = 0, cpu = bpf_get_smp_processor_id();
 	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &cpu);
+	__u32 max = MT_DEFER_STACK_MAX;
 	struct mt_defer_copy *c;
+	struct mm_struct *mm;
 	__u64 id, size;
 
 	if (!d)
 		return MT_STACK_NONE;
+	/* The loader learns where the files are before it reads the copy. */
+	vma_dump(u->pid, 1);
+	/* The main thread's stack above its first frame holds argv and the
+	 * environment, never a frame: not copied. */
+	mm = bpf_get_current_task_btf()->mm;
+	if ((__u32)bpf_get_current_pid_tgid() == u->pid && mm) {
+		__u64 top = mm->start_stack;
+
+		if (top > u->sp && top - u->sp < max)
+			max = (__u32)(top - u->sp);
+	}
 	c = &d->c;
 	id = mix(mix(MT_MIX_SEED ^ 0xdefe44edULL, cpu), ++d->seq);
 	if (id == MT_STACK_NONE)
@@ -78,10 +93,10 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 		__u64 at = u->sp + pos;
 		__u32 l = MT_DEFER_CHUNK - (__u32)(at & (MT_DEFER_CHUNK - 1));
 
-		if (pos >= MT_DEFER_STACK_MAX)
+		if (pos >= max)
 			break;
-		if (l > MT_DEFER_STACK_MAX - pos)
-			l = MT_DEFER_STACK_MAX - pos;
+		if (l > max - pos)
+			l = max - pos;
 		/* The bounds below always hold (the slack after the copy
 		 * lets the verifier check them apart). */
 		asm volatile("" : "+r"(l));

@@ -18,6 +18,7 @@
 #include "deferred_unwind.h"
 #include "errmsg.h"
 #include "follow.h"
+#include "kernel_vmas.h"
 #include "libs_cache.h"
 #include "loop.h"
 #include "memleak.skel.h"
@@ -863,6 +864,10 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		raw->procs = &tr->proc;
 		raw->nprocs = 1;
 	} else {
+		/* Processes gone before /proc could be read: their
+		 * mappings as the kernel told them. */
+		for (size_t i = 0; i < tr->sys.nprocs; i++)
+			mt_kvmas_modules(&tr->sys.procs[i]);
 		raw->procs = tr->sys.procs;
 		raw->nprocs = tr->sys.nprocs;
 	}

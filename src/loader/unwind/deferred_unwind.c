@@ -14,6 +14,7 @@
 
 #include "deferred_walk.h"
 #include "itab.h"
+#include "kernel_vmas.h"
 #include "loop.h"
 #include "memleak.skel.h"
 #include "profile.h"
@@ -105,7 +106,28 @@ static uint64_t kernel_dev(unsigned maj, unsigned min)
 	return ((uint64_t)maj << 20) | min;
 }
 
-/* Read PID's executable mappings into P.  0, or -1 when it is gone. */
+/* PID's executable mappings as the kernel told them (kernel_vmas.h) into
+ * P.  0, or -1 when it did not. */
+static int kernel_maps(uint32_t pid, struct pid_maps *p)
+{
+	size_t n;
+	const struct mt_kvma *k = mt_kvmas_of(pid, &n);
+	struct mt_dw_mapping *v;
+
+	if (!k || !(v = malloc(n * sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct mt_dw_mapping){ k[i].start, k[i].end,
+					       k[i].offset - k[i].start,
+					       k[i].file };
+	free(p->v);
+	p->v = v;
+	p->n = n;
+	return 0;
+}
+
+/* Read PID's executable mappings into P: from the kernel's records, else
+ * from /proc.  0, or -1 when it is gone. */
 static int read_maps(uint32_t pid, struct pid_maps *p)
 {
 	char path[64], line[4096];
@@ -113,6 +135,8 @@ static int read_maps(uint32_t pid, struct pid_maps *p)
 	size_t n = 0, cap = 0;
 	FILE *f;
 
+	if (kernel_maps(pid, p) == 0)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -364,6 +388,12 @@ static int on_copy(void *ctx, void *data, size_t size)
 	struct pid_maps *p;
 
 	(void)ctx;
+	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == 0) {
+		/* Not a copy: a mapping of a process (bpf/vma_dump.h), which
+		 * the copies after it may need. */
+		mt_kvmas_add(data, size);
+		return 0;
+	}
 	if (size < offsetof(struct mt_defer_copy, stack))
 		return 0;
 	c = malloc(sizeof(*c));
@@ -552,4 +582,5 @@ void mt_deferred_unwind_free(void)
 	free(D.pids);
 	memset(&D, 0, sizeof(D));
 	D.modules_fd = D.stacks_fd = -1;
+	mt_kvmas_free();
 }

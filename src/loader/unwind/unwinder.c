@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "forwarders.h"
+#include "kernel_vmas.h"
 #include "memleak.skel.h"
 #include "startup_clock.h"
 #include "unwind_cache.h"
@@ -544,8 +545,16 @@ void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)start, (unsigned long long)end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return; /* gone */
+	if (fd < 0) {
+		/* Gone: the file by the path the kernel told (it is opened
+		 * there, as the process mapped it, while it lived). */
+		const char *kname;
+
+		fd = mt_kvmas_open(file, &kname);
+		if (fd >= 0)
+			add_file(u, fd, file, kname, false);
+		return;
+	}
 	/* Named (-v) by the file the process maps, not the link to it. */
 	len = readlink(path, name, sizeof(name) - 1);
 	name[len > 0 ? len : 0] = '\0';
