@@ -40,6 +40,9 @@ struct {
 
 #include "vma_dump.h"
 
+/* Copies a process has before it gives way in a half-full ring. */
+#define MT_DEFER_FAIR_COPIES 1024
+
 /*
  * The walk in SC stopped at a frame with no table (UW_DEFER), its N
  * frames (that one included) in SC->st: copy what the loader needs to go
@@ -52,6 +55,7 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 	__u32 len = 0, pos = 0, cpu = bpf_get_smp_processor_id();
 	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &cpu);
 	__u32 max = MT_DEFER_STACK_MAX;
+	struct vma_mark *mark;
 	struct mt_defer_copy *c;
 	struct mm_struct *mm;
 	__u64 id, size;
@@ -60,6 +64,19 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 		return MT_STACK_NONE;
 	/* The loader learns where the files are before it reads the copy. */
 	vma_dump(u->pid, 1);
+	/* Fair shares: once the ring is half full, a process that had many
+	 * stacks copied already (a busy one whose files were met at the
+	 * start) gives way to those that had few (a program's first run). */
+	mark = bpf_map_lookup_elem(&vma_marks, &u->pid);
+	if (mark) {
+		if (mark->copies >= MT_DEFER_FAIR_COPIES &&
+		    bpf_ringbuf_query(&unwind_copies, BPF_RB_AVAIL_DATA) >
+			    bpf_ringbuf_query(&unwind_copies, BPF_RB_RING_SIZE) / 2) {
+			count(MT_CNT_DEFER_LOST, 1);
+			return MT_STACK_NONE;
+		}
+		__sync_fetch_and_add(&mark->copies, 1);
+	}
 	/* The main thread's stack above its first frame holds argv and the
 	 * environment, never a frame: not copied. */
 	mm = bpf_get_current_task_btf()->mm;

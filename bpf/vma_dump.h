@@ -21,10 +21,12 @@ extern struct vm_area_struct *
 bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
 
-/* Per process: the address space last told of, and its map count then. */
+/* Per process: the address space last told of, its map count then, and
+ * the stacks it had copied (unwind_defer.h: who gives way in a full ring). */
 struct vma_mark {
 	__u64 mm;
 	__u64 map_count;
+	__u64 copies;
 };
 
 struct {
@@ -124,6 +126,7 @@ __noinline int vma_dump(__u32 pid, __u32 changed)
 	if (old && old->mm == mk.mm &&
 	    (!changed || old->map_count == mk.map_count))
 		return 0;
+	mk.copies = old && old->mm == mk.mm ? old->copies : 0;
 	s = bpf_map_lookup_elem(&vma_scratch, &zero);
 	if (!s)
 		return 0;

@@ -25,6 +25,11 @@
  * average, at most 32 KiB): some 150 copies in flight.  Kernel memory an
  * idle trace holds (test kmem.idle): 4 MiB went over its bound. */
 #define RING_DEFAULT (1U << 20)
+/* System-wide, every process met: at the start, each busy process's
+ * stacks are copied until its files' tables are made, and a program's
+ * first run copies every stack it takes (400 allocations in a
+ * millisecond, 0.8 MiB).  Not for a traced process: kernel memory. */
+#define RING_SYSTEM (8U << 20)
 
 /* At the end, how long the tables still being made are waited for, at
  * most (system-wide, files keep coming). */
@@ -60,12 +65,12 @@ static struct {
 	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
 } D = { .modules_fd = -1, .stacks_fd = -1 };
 
-void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on)
+void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system)
 {
 	const char *all = getenv("MEMTRACE_DEFER_ALL");
 	const char *ring = getenv("MEMTRACE_DEFER_RING");
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned long size = RING_DEFAULT;
+	unsigned long size = system ? RING_SYSTEM : RING_DEFAULT;
 	int ncpus;
 
 	skel->rodata->defer_mode = !on ? 0 : all && *all == '1' ? 2 : 1;
