@@ -979,7 +979,14 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit)
 {
+	__u64 id = bpf_get_current_pid_tgid();
+
 	thread_release();
+	if ((__u32)id == (__u32)(id >> 32)) {
+		__u32 tgid = (__u32)(id >> 32);
+
+		bpf_map_delete_elem(&vma_marks, &tgid);
+	}
 	return 0;
 }
 

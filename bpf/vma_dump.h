@@ -29,8 +29,11 @@ struct vma_mark {
 	__u64 copies;
 };
 
+/* Made on demand (an idle trace holds no kernel memory for it), and an
+ * entry deleted when its process exits (thread_exit). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MT_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct vma_mark);

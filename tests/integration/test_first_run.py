@@ -78,7 +78,6 @@ def _first_run():
     try:
         line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
         check(line is not None, "system-wide memtrace did not start tracing", mt.details())
-        time.sleep(float(os.environ.get("FR_WAIT", "0")))
         for _ in range(RUNS):
             p = subprocess.Popen([prog])
             pids.append(p.pid)
