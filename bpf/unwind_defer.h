@@ -63,7 +63,7 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 	if (!d)
 		return MT_STACK_NONE;
 	/* The loader learns where the files are before it reads the copy. */
-	vma_dump(u->pid, 1);
+	vma_dump(u->pid);
 	/* Fair shares: once the ring is half full, a process that had many
 	 * stacks copied already (a busy one whose files were met at the
 	 * start) gives way to those that had few (a program's first run). */

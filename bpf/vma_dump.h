@@ -8,8 +8,11 @@
  * and opens it by its path, checked against the kernel's dev and inode
  * (src/loader/registry/kernel_vmas.c).
  *
- * Sent at a process's first stack (per address space: again after an
- * exec), and at a copy when its mappings changed since (mm->map_count).
+ * Sent at a process's first stack or copy (per address space: again
+ * after an exec), and at its first copy after ld.so's debugger hook said
+ * it mapped objects (a dlopen).  Not at every change of mm->map_count:
+ * anonymous mappings (malloc's arenas) change it all the time, and a
+ * dump per copy flooded the ring.
  * The includer includes unwind_defer.h first (the ring buffer).
  */
 #ifndef MEMTRACE_BPF_VMA_DUMP_H
@@ -107,10 +110,10 @@ __noinline int vma_path(struct vma_scratch *s, __u64 file)
 
 /*
  * Tell the loader of the current process's (PID's) executable file
- * mappings, unless it was told of this address space already (and,
- * CHANGED, its mappings are as many as then).
+ * mappings, unless it was told of this address space already (and of
+ * its mappings since its last dlopen).
  */
-__noinline int vma_dump(__u32 pid, __u32 changed)
+__noinline int vma_dump(__u32 pid)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct mm_struct *mm = t->mm;
@@ -126,8 +129,7 @@ __noinline int vma_dump(__u32 pid, __u32 changed)
 	mk.mm = (__u64)mm;
 	mk.map_count = (__u64)mm->map_count;
 	old = bpf_map_lookup_elem(&vma_marks, &pid);
-	if (old && old->mm == mk.mm &&
-	    (!changed || old->map_count == mk.map_count))
+	if (old && old->mm == mk.mm && old->map_count != ~0ULL)
 		return 0;
 	mk.copies = old && old->mm == mk.mm ? old->copies : 0;
 	s = bpf_map_lookup_elem(&vma_scratch, &zero);
@@ -163,6 +165,16 @@ __noinline int vma_dump(__u32 pid, __u32 changed)
 	if (!ok)
 		bpf_map_delete_elem(&vma_marks, &pid); /* again, later */
 	return 0;
+}
+
+/* PID mapped objects (a dlopen): tell of its mappings again at its next
+ * copy, its count of copies kept. */
+static __always_inline void vma_redump(__u32 pid)
+{
+	struct vma_mark *m = bpf_map_lookup_elem(&vma_marks, &pid);
+
+	if (m)
+		m->map_count = ~0ULL;
 }
 
 #endif /* MEMTRACE_BPF_VMA_DUMP_H */
