@@ -34,6 +34,7 @@ struct mt_unwind_job {
 	struct mt_file_key key;
 	char *name;
 	bool cached_only;         /* from the cache, or not at all (for now) */
+	off_t size;               /* the file's: small ones are made first */
 };
 
 /* Where a table came from (for -v). */
@@ -399,9 +400,17 @@ static void *builder(void *arg)
 		if (u->maps_ready && u->npending) {
 			do_pending(u);
 		} else {
-			job = u->jobs[0];
-			memmove(u->jobs, u->jobs + 1,
-				--u->njobs * sizeof(*u->jobs));
+			/* The smallest file first: a program's own table (a
+			 * short-lived one's stacks wait for it, copied) is
+			 * not held up seconds behind libLLVM's. */
+			size_t k = 0;
+
+			for (size_t i = 1; i < u->njobs; i++)
+				if (u->jobs[i].size < u->jobs[k].size)
+					k = i;
+			job = u->jobs[k];
+			memmove(u->jobs + k, u->jobs + k + 1,
+				(--u->njobs - k) * sizeof(*u->jobs));
 			do_job(u, &job);
 		}
 		if (!--u->busy && !u->njobs &&
@@ -419,6 +428,8 @@ static void add_file(struct mt_unwinder *u, int fd,
 {
 	struct mt_unwind_job *nv;
 	char *copy = strdup(name);
+	struct stat st;
+	off_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
 
 	pthread_mutex_lock(&u->lock);
 	if (!copy || known(u, key->dev, key->ino) ||
@@ -429,7 +440,7 @@ static void add_file(struct mt_unwinder *u, int fd,
 		goto cleanup;
 	u->jobs = nv;
 	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy,
-						      cached_only };
+						      cached_only, size };
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	return;
