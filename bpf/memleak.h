@@ -442,6 +442,8 @@ struct mt_defer_copy {
 	/* The executable mapping that holds pc, and its file. */
 	__u64 vm_start, vm_end, vm_delta;
 	struct mt_file_key file;
+	/* On the ring buffer, ips has only its n frames, and the len bytes
+	 * of stack come right after them. */
 	__u64 ips[MT_MAX_STACK_DEPTH];
 	__u8 stack[MT_DEFER_STACK_MAX];
 };

@@ -54,8 +54,9 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 	const struct mt_unwind_state *u = &sc->u;
 	__u32 len = 0, pos = 0, cpu = bpf_get_smp_processor_id();
 	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &cpu);
-	__u32 max = MT_DEFER_STACK_MAX;
+	__u32 max = MT_DEFER_STACK_MAX, nips;
 	struct vma_mark *mark;
+	__u8 *base;
 	struct mt_defer_copy *c;
 	struct mm_struct *mm;
 	__u64 id, size;
@@ -102,6 +103,13 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 	c->vm_delta = u->vm_delta;
 	c->file = sc->defer_file;
 	bpf_probe_read_kernel(c->ips, sizeof(c->ips), sc->st.ips);
+	/* On the ring, only the n frames walked, the stack right after
+	 * them (struct mt_defer_copy): most copies have a frame or two, and
+	 * 1 KiB of zeros a copy filled the ring. */
+	nips = c->n;
+	if (nips >= MT_MAX_STACK_DEPTH)
+		nips = 0;
+	base = (__u8 *)c->ips + nips * sizeof(__u64);
 	/* The stack from sp up, a page at a time (the first to its page's
 	 * end), past the pages that cannot be read (never touched), to the
 	 * last one that can (the stack's top, or the bound). */
@@ -120,14 +128,14 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc, __u32 n)
 		asm volatile("" : "+r"(pos));
 		if (l > MT_DEFER_CHUNK || pos >= MT_DEFER_STACK_MAX)
 			break;
-		if (bpf_probe_read_user(c->stack + pos, l, (void *)at) == 0) {
+		if (bpf_probe_read_user(base + pos, l, (void *)at) == 0) {
 			c->pages_read |= 1U << (i & 31);
 			len = pos + l;
 		}
 		pos += l;
 	}
 	c->len = len;
-	size = offsetof(struct mt_defer_copy, stack) + len;
+	size = offsetof(struct mt_defer_copy, ips) + nips * sizeof(__u64) + len;
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*c) ||
 	    bpf_ringbuf_output(&unwind_copies, c, size, 0)) {

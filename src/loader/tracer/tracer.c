@@ -851,6 +851,10 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		fprintf(stderr, "memtrace: deferred stacks: %" PRIu64 " copies, %" PRIu64 " unwound (%" PRIu64 " cut short), %" PRIu64 " never unwound, %" PRIu64 " lost\n",
 			raw->sum.counters[MT_CNT_DEFER_COPIES], done, cut,
 			waiting, raw->sum.counters[MT_CNT_DEFER_LOST]);
+		mt_kvmas_stats(&done, &waiting);
+		if (done)
+			fprintf(stderr, "memtrace: files the kernel named (mappings of processes that may be gone): %" PRIu64 ", %" PRIu64 " could not be opened\n",
+				done, waiting);
 		mt_deferred_unwind_depth(&done, &waiting, &cut);
 		if (done)
 			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",

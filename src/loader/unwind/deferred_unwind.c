@@ -391,6 +391,7 @@ static int on_copy(void *ctx, void *data, size_t size)
 	struct mt_defer_copy *c;
 	struct mt_dw_mapping m;
 	struct pid_maps *p;
+	size_t hdr;
 
 	(void)ctx;
 	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == 0) {
@@ -399,14 +400,26 @@ static int on_copy(void *ctx, void *data, size_t size)
 		mt_kvmas_add(data, size);
 		return 0;
 	}
-	if (size < offsetof(struct mt_defer_copy, stack))
+	if (size < offsetof(struct mt_defer_copy, ips))
 		return 0;
 	c = malloc(sizeof(*c));
 	if (!c)
 		return 0;
-	memcpy(c, data, size < sizeof(*c) ? size : sizeof(*c));
-	if (c->len > size - offsetof(struct mt_defer_copy, stack))
-		c->len = (uint32_t)(size - offsetof(struct mt_defer_copy, stack));
+	/* On the ring: the header, the n frames walked, the stack. */
+	memcpy(c, data, offsetof(struct mt_defer_copy, ips));
+	hdr = offsetof(struct mt_defer_copy, ips) +
+	      (c->n < MT_MAX_STACK_DEPTH ? c->n : 0) * sizeof(uint64_t);
+	if (size < hdr) {
+		free(c);
+		return 0;
+	}
+	memcpy(c->ips, (const char *)data + offsetof(struct mt_defer_copy, ips),
+	       hdr - offsetof(struct mt_defer_copy, ips));
+	if (c->len > size - hdr)
+		c->len = (uint32_t)(size - hdr);
+	if (c->len > sizeof(c->stack))
+		c->len = sizeof(c->stack);
+	memcpy(c->stack, (const char *)data + hdr, c->len);
 	/* The process's mappings and files now, while it is there: it may
 	 * live a few milliseconds.  Again when the copy's own mapping is new
 	 * (a dlopen since). */
