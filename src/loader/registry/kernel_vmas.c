@@ -15,6 +15,7 @@
 
 #include "build_id.h"
 #include "elf_syms.h"
+#include "itab.h"
 #include "profile.h"
 
 /* A file told of: a descriptor on it (-1: could not be opened). */
@@ -36,8 +37,27 @@ static struct {
 	size_t nfiles;
 	struct kproc *procs;
 	size_t nprocs;
+	struct mt_itab file_index, proc_index;  /* system-wide: thousands */
 	uint64_t unopened;
 } K;
+
+static uint64_t key_hash(const struct mt_file_key *key)
+{
+	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED, key->dev), key->ino);
+}
+
+static bool same_file(const void *ctx, uint32_t idx)
+{
+	const struct mt_file_key *key = ctx;
+
+	return K.files[idx].key.dev == key->dev &&
+	       K.files[idx].key.ino == key->ino;
+}
+
+static bool same_pid(const void *ctx, uint32_t idx)
+{
+	return K.procs[idx].pid == *(const uint32_t *)ctx;
+}
 
 static uint64_t kernel_dev(dev_t dev)
 {
@@ -100,11 +120,12 @@ static int open_checked(uint32_t pid, const char *path,
 
 static struct kfile *file_of(const struct mt_file_key *key)
 {
-	for (size_t i = 0; i < K.nfiles; i++)
-		if (K.files[i].key.dev == key->dev &&
-		    K.files[i].key.ino == key->ino)
-			return &K.files[i];
-	return NULL;
+	uint32_t idx;
+
+	if (!K.nfiles ||
+	    !mt_itab_find(&K.file_index, key_hash(key), same_file, key, &idx))
+		return NULL;
+	return &K.files[idx];
 }
 
 /* The file of R, opened when first told of. */
@@ -132,6 +153,8 @@ static void learn_file(const struct mt_vma_record *r)
 	if (!nv)
 		return;
 	K.files = nv;
+	if (mt_itab_add(&K.file_index, key_hash(&r->file), (uint32_t)K.nfiles))
+		return;
 	f = &K.files[K.nfiles++];
 	f->key = r->file;
 	f->fd = path[0] ? open_checked(r->pid, path, &r->file) : -1;
@@ -150,17 +173,20 @@ static void learn_file(const struct mt_vma_record *r)
 
 static struct kproc *proc_of(uint32_t pid, bool make)
 {
+	uint64_t h = mt_hash_u64(MT_HASH_SEED, pid);
 	struct kproc *nv;
+	uint32_t idx;
 
-	for (size_t i = 0; i < K.nprocs; i++)
-		if (K.procs[i].pid == pid)
-			return &K.procs[i];
+	if (K.nprocs && mt_itab_find(&K.proc_index, h, same_pid, &pid, &idx))
+		return &K.procs[idx];
 	if (!make)
 		return NULL;
 	nv = realloc(K.procs, (K.nprocs + 1) * sizeof(*nv));
 	if (!nv)
 		return NULL;
 	K.procs = nv;
+	if (mt_itab_add(&K.proc_index, h, (uint32_t)K.nprocs))
+		return NULL;
 	nv[K.nprocs] = (struct kproc){ .pid = pid };
 	return &K.procs[K.nprocs++];
 }
@@ -268,5 +294,7 @@ void mt_kvmas_free(void)
 	for (size_t i = 0; i < K.nprocs; i++)
 		free(K.procs[i].v);
 	free(K.procs);
+	mt_itab_free(&K.file_index);
+	mt_itab_free(&K.proc_index);
 	memset(&K, 0, sizeof(K));
 }
