@@ -391,6 +391,7 @@ static int on_copy(void *ctx, void *data, size_t size)
 	struct mt_defer_copy *c;
 	struct mt_dw_mapping m;
 	struct pid_maps *p;
+	uint32_t n, len;
 	size_t hdr;
 
 	(void)ctx;
@@ -402,24 +403,29 @@ static int on_copy(void *ctx, void *data, size_t size)
 	}
 	if (size < offsetof(struct mt_defer_copy, ips))
 		return 0;
-	c = malloc(sizeof(*c));
+	/* On the ring: the header, the n frames walked, the stack.  Kept
+	 * with only the stack copied (the walk reads no further than len):
+	 * thousands may wait at once. */
+	memcpy(&n, (const char *)data + offsetof(struct mt_defer_copy, n),
+	       sizeof(n));
+	memcpy(&len, (const char *)data + offsetof(struct mt_defer_copy, len),
+	       sizeof(len));
+	hdr = offsetof(struct mt_defer_copy, ips) +
+	      (n < MT_MAX_STACK_DEPTH ? n : 0) * sizeof(uint64_t);
+	if (size < hdr)
+		return 0;
+	if (len > size - hdr)
+		len = (uint32_t)(size - hdr);
+	if (len > MT_DEFER_STACK_MAX)
+		len = MT_DEFER_STACK_MAX;
+	c = calloc(1, offsetof(struct mt_defer_copy, stack) + len);
 	if (!c)
 		return 0;
-	/* On the ring: the header, the n frames walked, the stack. */
 	memcpy(c, data, offsetof(struct mt_defer_copy, ips));
-	hdr = offsetof(struct mt_defer_copy, ips) +
-	      (c->n < MT_MAX_STACK_DEPTH ? c->n : 0) * sizeof(uint64_t);
-	if (size < hdr) {
-		free(c);
-		return 0;
-	}
 	memcpy(c->ips, (const char *)data + offsetof(struct mt_defer_copy, ips),
 	       hdr - offsetof(struct mt_defer_copy, ips));
-	if (c->len > size - hdr)
-		c->len = (uint32_t)(size - hdr);
-	if (c->len > sizeof(c->stack))
-		c->len = sizeof(c->stack);
-	memcpy(c->stack, (const char *)data + hdr, c->len);
+	c->len = len;
+	memcpy(c->stack, (const char *)data + hdr, len);
 	/* The process's mappings and files now, while it is there: it may
 	 * live a few milliseconds.  Again when the copy's own mapping is new
 	 * (a dlopen since). */
