@@ -68,7 +68,7 @@ $(PROTO_C) $(PROTO_H) &: proto/profile.proto
 $(PROTO_O): $(PROTO_C)
 	$(CC) $(CPPFLAGS) -O2 -g -c $< -o $@
 
-$(BPF_OBJ): bpf/memleak.bpf.c bpf/memleak.h bpf/sampling.h bpf/size_class.h bpf/unwind.h bpf/unwind_step.h bpf/unwind_defer.h bpf/stack_segs.h bpf/stack_key.h bpf/proc_totals.h bpf/thread_slots.h vmlinux/vmlinux.h | $(BUILD)
+$(BPF_OBJ): bpf/memleak.bpf.c bpf/memleak.h bpf/sampling.h bpf/size_class.h bpf/unwind.h bpf/unwind_step.h bpf/unwind_defer.h bpf/vma_dump.h bpf/stack_segs.h bpf/stack_key.h bpf/proc_totals.h bpf/thread_slots.h vmlinux/vmlinux.h | $(BUILD)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror \
 		-Ivmlinux -Ibpf -c $< -o $@
 

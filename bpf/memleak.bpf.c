@@ -310,8 +310,10 @@ static __always_inline struct mt_stat *stat_of(__u32 pid, __u32 cat,
 		struct mt_comm c;
 
 		bpf_get_current_comm(c.comm, sizeof(c.comm));
-		if (bpf_map_update_elem(&comms, &pid, &c, BPF_NOEXIST) == 0)
+		if (bpf_map_update_elem(&comms, &pid, &c, BPF_NOEXIST) == 0) {
 			bpf_ringbuf_output(&new_pids, &pid, sizeof(pid), 0);
+			vma_dump(pid);
+		}
 	}
 	bpf_map_update_elem(&stats, &key, &zero, BPF_NOEXIST);
 	s = bpf_map_lookup_elem(&stats, &key);
@@ -894,8 +896,10 @@ int BPF_KPROBE(dl_mapped)
 	if (bpf_map_lookup_elem(&dl_hold, &pid) && holdable() &&
 	    !bpf_map_update_elem(&hold_sent, &tid, &one, BPF_ANY))
 		bpf_send_signal_thread(MT_DL_HOLD_SIGNAL);
-	if (bench_part != MT_PART_TRAPS && trace_state != MT_TRACE_STOPPED)
+	if (bench_part != MT_PART_TRAPS && trace_state != MT_TRACE_STOPPED) {
 		unwind_tell_mapped(pid);
+		vma_redump(pid); /* its new files, at its next copy */
+	}
 	return 0;
 }
 
@@ -959,7 +963,14 @@ int BPF_PROG(follow_exec, struct task_struct *p, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit)
 {
+	__u64 id = bpf_get_current_pid_tgid();
+
 	thread_release();
+	if ((__u32)id == (__u32)(id >> 32)) {
+		__u32 tgid = (__u32)(id >> 32);
+
+		bpf_map_delete_elem(&vma_marks, &tgid);
+	}
 	return 0;
 }
 

@@ -472,4 +472,32 @@ struct mt_defer_copy {
 /* The frames walked before, in copy C. */
 #define MT_DEFER_FRAMES(c) ((c)->stack + (c)->len)
 
+/*
+ * A process's executable file mappings as the kernel has them, sent by the
+ * BPF program on the unwind_copies ring buffer ahead of the copies that
+ * need them (bpf/vma_dump.h): at a process's first stack, and again at a
+ * copy when its mappings changed.  A process may be gone (and its /proc
+ * with it) before the loader reads a copy: this is what lets the loader
+ * find and open its files then.  One record per mapping; the first of a
+ * dump has MT_VMA_FIRST (the mappings before are replaced).  kind is
+ * where a copy has its id, which is never 0.
+ */
+#define MT_VMA_PATH_MAX 256
+#define MT_VMA_FIRST 1U      /* flags: the first mapping of a dump */
+#define MT_VMA_PATH_CUT 2U   /* path: not up to the root (too deep, long) */
+
+struct mt_vma_record {
+	__u64 kind;        /* 0: not a copy */
+	__u32 pid;
+	__u32 flags;
+	__u64 start, end;
+	__u64 offset;      /* the file offset at start */
+	struct mt_file_key file;
+	__u32 path_len;    /* bytes of path used */
+	__u32 pad;
+	/* The file's path from the process's root, its components leaf
+	 * first, each ended by a NUL ("libc.so.6\0x86_64-linux-gnu\0lib\0"). */
+	char path[MT_VMA_PATH_MAX];
+};
+
 #endif /* MEMTRACE_MEMLEAK_H */

@@ -38,6 +38,11 @@ struct {
 	__type(value, struct defer_scratch);
 } defer_scratch SEC(".maps");
 
+#include "vma_dump.h"
+
+/* Copies a process has before it gives way in a half-full ring. */
+#define MT_DEFER_FAIR_COPIES 1024
+
 /*
  * The walk in SC stopped at a frame with no table (UW_DEFER), its N
  * frames (that one included) in FR: copy what the loader needs to go
@@ -50,12 +55,39 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc,
 	const struct mt_unwind_state *u;
 	__u32 len = 0, pos = 0, fbytes, cpu = bpf_get_smp_processor_id();
 	struct defer_scratch *d = bpf_map_lookup_elem(&defer_scratch, &cpu);
+	__u32 max = MT_DEFER_STACK_MAX;
+	struct vma_mark *mark;
 	struct mt_defer_copy *c;
+	struct mm_struct *mm;
 	__u64 id, size;
 
 	if (!d || !sc || !fr)
 		return MT_STACK_NONE;
 	u = &sc->u;
+	/* The loader learns where the files are before it reads the copy. */
+	vma_dump(u->pid);
+	/* Fair shares: once the ring is half full, a process that had many
+	 * stacks copied already (a busy one whose files were met at the
+	 * start) gives way to those that had few (a program's first run). */
+	mark = bpf_map_lookup_elem(&vma_marks, &u->pid);
+	if (mark) {
+		if (mark->copies >= MT_DEFER_FAIR_COPIES &&
+		    bpf_ringbuf_query(&unwind_copies, BPF_RB_AVAIL_DATA) >
+			    bpf_ringbuf_query(&unwind_copies, BPF_RB_RING_SIZE) / 2) {
+			count(MT_CNT_DEFER_LOST, 1);
+			return MT_STACK_NONE;
+		}
+		__sync_fetch_and_add(&mark->copies, 1);
+	}
+	/* The main thread's stack above its first frame holds argv and the
+	 * environment, never a frame: not copied. */
+	mm = bpf_get_current_task_btf()->mm;
+	if ((__u32)bpf_get_current_pid_tgid() == u->pid && mm) {
+		__u64 top = mm->start_stack;
+
+		if (top > u->sp && top - u->sp < max)
+			max = (__u32)(top - u->sp);
+	}
 	c = &d->c;
 	id = mix(mix(MT_MIX_SEED ^ 0xdefe44edULL, cpu), ++d->seq);
 	if (id == MT_STACK_NONE)
@@ -79,10 +111,10 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc,
 		__u64 at = u->sp + pos;
 		__u32 l = MT_DEFER_CHUNK - (__u32)(at & (MT_DEFER_CHUNK - 1));
 
-		if (pos >= MT_DEFER_STACK_MAX)
+		if (pos >= max)
 			break;
-		if (l > MT_DEFER_STACK_MAX - pos)
-			l = MT_DEFER_STACK_MAX - pos;
+		if (l > max - pos)
+			l = max - pos;
 		/* The bounds below always hold (the slack after the copy
 		 * lets the verifier check them apart). */
 		asm volatile("" : "+r"(l));

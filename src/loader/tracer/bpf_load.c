@@ -238,7 +238,8 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	if (!o->sample_bytes) /* "sampled" serves -s only */
 		bpf_map__set_max_entries(skel->maps.sampled, 1);
 	skel->rodata->unwind_mode = o->unwind;
-	mt_deferred_unwind_size(skel, o->unwind != MT_UNWIND_FP);
+	mt_deferred_unwind_size(skel, o->unwind != MT_UNWIND_FP,
+				!o->pid && !o->cmd);
 	mt_unwinder_size(skel, o->unwind != MT_UNWIND_FP, o->max_unwind_rows);
 	mt_timeline_size(skel, o->timeline_interval > 0);
 	mt_sampling_tables((__u32 *)skel->rodata->log2_tab,

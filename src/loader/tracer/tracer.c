@@ -18,6 +18,7 @@
 #include "deferred_unwind.h"
 #include "errmsg.h"
 #include "follow.h"
+#include "kernel_vmas.h"
 #include "libs_cache.h"
 #include "loop.h"
 #include "memleak.skel.h"
@@ -930,6 +931,10 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		fprintf(stderr, "memtrace: deferred stacks: %" PRIu64 " copies, %" PRIu64 " unwound (%" PRIu64 " cut short), %" PRIu64 " never unwound, %" PRIu64 " lost\n",
 			raw->sum.counters[MT_CNT_DEFER_COPIES], done, cut,
 			waiting, raw->sum.counters[MT_CNT_DEFER_LOST]);
+		mt_kvmas_stats(&done, &waiting);
+		if (done)
+			fprintf(stderr, "memtrace: files the kernel named (mappings of processes that may be gone): %" PRIu64 ", %" PRIu64 " could not be opened\n",
+				done, waiting);
 		mt_deferred_unwind_depth(&done, &waiting, &cut);
 		if (done)
 			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",
@@ -943,6 +948,10 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		raw->procs = &tr->proc;
 		raw->nprocs = 1;
 	} else {
+		/* Processes gone before /proc could be read: their
+		 * mappings as the kernel told them. */
+		for (size_t i = 0; i < tr->sys.nprocs; i++)
+			mt_kvmas_modules(&tr->sys.procs[i]);
 		raw->procs = tr->sys.procs;
 		raw->nprocs = tr->sys.nprocs;
 	}

@@ -14,6 +14,7 @@
 
 #include "deferred_walk.h"
 #include "itab.h"
+#include "kernel_vmas.h"
 #include "loop.h"
 #include "memleak.skel.h"
 #include "profile.h"
@@ -24,6 +25,11 @@
  * average, at most 32 KiB): some 150 copies in flight.  Kernel memory an
  * idle trace holds (test kmem.idle): 4 MiB went over its bound. */
 #define RING_DEFAULT (1U << 20)
+/* System-wide, every process met: at the start, each busy process's
+ * stacks are copied until its files' tables are made, and a program's
+ * first run copies every stack it takes (400 allocations in a
+ * millisecond, 0.8 MiB).  Not for a traced process: kernel memory. */
+#define RING_SYSTEM (8U << 20)
 
 /* At the end, how long the tables still being made are waited for, at
  * most (system-wide, files keep coming). */
@@ -60,12 +66,12 @@ static struct {
 	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
 } D = { .modules_fd = -1, .stacks_fd = -1 };
 
-void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on)
+void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system)
 {
 	const char *all = getenv("MEMTRACE_DEFER_ALL");
 	const char *ring = getenv("MEMTRACE_DEFER_RING");
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned long size = RING_DEFAULT;
+	unsigned long size = system ? RING_SYSTEM : RING_DEFAULT;
 	int ncpus;
 
 	skel->rodata->defer_mode = !on ? 0 : all && *all == '1' ? 2 : 1;
@@ -106,7 +112,28 @@ static uint64_t kernel_dev(unsigned maj, unsigned min)
 	return ((uint64_t)maj << 20) | min;
 }
 
-/* Read PID's executable mappings into P.  0, or -1 when it is gone. */
+/* PID's executable mappings as the kernel told them (kernel_vmas.h) into
+ * P.  0, or -1 when it did not. */
+static int kernel_maps(uint32_t pid, struct pid_maps *p)
+{
+	size_t n;
+	const struct mt_kvma *k = mt_kvmas_of(pid, &n);
+	struct mt_dw_mapping *v;
+
+	if (!k || !(v = malloc(n * sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct mt_dw_mapping){ k[i].start, k[i].end,
+					       k[i].offset - k[i].start,
+					       k[i].file };
+	free(p->v);
+	p->v = v;
+	p->n = n;
+	return 0;
+}
+
+/* Read PID's executable mappings into P: from the kernel's records, else
+ * from /proc.  0, or -1 when it is gone. */
 static int read_maps(uint32_t pid, struct pid_maps *p)
 {
 	char path[64], line[4096];
@@ -114,6 +141,8 @@ static int read_maps(uint32_t pid, struct pid_maps *p)
 	size_t n = 0, cap = 0;
 	FILE *f;
 
+	if (kernel_maps(pid, p) == 0)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -367,6 +396,12 @@ static int on_copy(void *ctx, void *data, size_t size)
 	struct pid_maps *p;
 
 	(void)ctx;
+	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == 0) {
+		/* Not a copy: a mapping of a process (bpf/vma_dump.h), which
+		 * the copies after it may need. */
+		mt_kvmas_add(data, size);
+		return 0;
+	}
 	if (size < offsetof(struct mt_defer_copy, stack) || size > sizeof(*c))
 		return 0;
 	/* As long as the record: the stack copied, then the frames. */
@@ -563,4 +598,5 @@ void mt_deferred_unwind_free(void)
 	free(D.pids);
 	memset(&D, 0, sizeof(D));
 	D.modules_fd = D.stacks_fd = -1;
+	mt_kvmas_free();
 }

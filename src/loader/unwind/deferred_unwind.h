@@ -22,10 +22,10 @@ struct mt_unwinder;
 struct mt_raw_profile;
 
 /* Set SKEL (opened, not loaded) up: deferred unwinding ON (tables are
- * used) or off.  Test hooks: MEMTRACE_DEFER_ALL=1 copies every stack at
+ * used) or off; SYSTEM: every process is traced (a larger ring).  Test hooks: MEMTRACE_DEFER_ALL=1 copies every stack at
  * its first frame in a file, tables or not; MEMTRACE_DEFER_RING=BYTES
  * sizes the ring buffer (a power of two of pages). */
-void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on);
+void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system);
 
 /* Read the copies of SKEL (loaded) with U's ring buffers (after
  * mt_unwinder_init()).  MODE: --unwind.  0 or -errno. */

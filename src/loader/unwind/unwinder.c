@@ -18,6 +18,7 @@
 
 #include "forwarders.h"
 #include "images.h"
+#include "kernel_vmas.h"
 #include "memleak.skel.h"
 #include "startup_clock.h"
 #include "unwind_cache.h"
@@ -34,6 +35,7 @@ struct mt_unwind_job {
 	struct mt_file_key key;
 	char *name;
 	bool cached_only;         /* from the cache, or not at all (for now) */
+	off_t size;               /* the file's: small ones are made first */
 };
 
 /* Where a table came from (for -v). */
@@ -399,9 +401,17 @@ static void *builder(void *arg)
 		if (u->maps_ready && u->npending) {
 			do_pending(u);
 		} else {
-			job = u->jobs[0];
-			memmove(u->jobs, u->jobs + 1,
-				--u->njobs * sizeof(*u->jobs));
+			/* The smallest file first: a program's own table (a
+			 * short-lived one's stacks wait for it, copied) is
+			 * not held up seconds behind libLLVM's. */
+			size_t k = 0;
+
+			for (size_t i = 1; i < u->njobs; i++)
+				if (u->jobs[i].size < u->jobs[k].size)
+					k = i;
+			job = u->jobs[k];
+			memmove(u->jobs + k, u->jobs + k + 1,
+				(--u->njobs - k) * sizeof(*u->jobs));
 			do_job(u, &job);
 		}
 		if (!--u->busy && !u->njobs &&
@@ -419,6 +429,8 @@ static void add_file(struct mt_unwinder *u, int fd,
 {
 	struct mt_unwind_job *nv;
 	char *copy = strdup(name);
+	struct stat st;
+	off_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
 
 	pthread_mutex_lock(&u->lock);
 	if (!copy || known(u, key->dev, key->ino) ||
@@ -429,7 +441,7 @@ static void add_file(struct mt_unwinder *u, int fd,
 		goto cleanup;
 	u->jobs = nv;
 	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy,
-						      cached_only };
+						      cached_only, size };
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	return;
@@ -545,8 +557,16 @@ void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)start, (unsigned long long)end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return; /* gone */
+	if (fd < 0) {
+		/* Gone: the file by the path the kernel told (it is opened
+		 * there, as the process mapped it, while it lived). */
+		const char *kname;
+
+		fd = mt_kvmas_open(file, &kname);
+		if (fd >= 0)
+			add_file(u, fd, file, kname, false);
+		return;
+	}
 	/* Named (-v) by the file the process maps, not the link to it. */
 	len = readlink(path, name, sizeof(name) - 1);
 	name[len > 0 ? len : 0] = '\0';
