@@ -3,7 +3,8 @@
 scripts/first_runs.sh.
 
 PROFILE.json is `memtrace report heap.pb.gz --json` of a system-wide
-trace; PIDS has one line "NAME PID" per program the script ran;
+trace; PIDS has one line "NAME PID MS" per program the script ran (MS:
+its wall time under tracing);
 REPORT.txt is the trace's text report (its header's `truncated stacks:`
 line, for every process traced).  For each program, over the stacks of
 its pid: allocations, bytes, and the bytes whose stack reaches main.
@@ -21,7 +22,7 @@ the shell's fork and its exec of the program, counted under the same
 pid) are left out and counted apart.
 
 Prints a table, then one line per program for scripts:
-  first_runs program=NAME pid=N comm=C allocs=N bytes=N main_bytes=N
+  first_runs program=NAME pid=N ms=N comm=C allocs=N bytes=N main_bytes=N
              main_pct=P whole_bytes=N cut_allocs=N cut_bytes=N
              unknown_allocs=N unknown_bytes=N shell_allocs=N
 and one line for the trace's header:
@@ -64,16 +65,16 @@ def main():
     progs = []
     with open(pids_path) as f:
         for line in f:
-            name, pid = line.split()
-            progs.append((name, int(pid)))
+            name, pid, ms = (line.split() + ["0"])[:3]
+            progs.append((name, int(pid), int(ms)))
     by_pid = {}
     for s in prof.get("stacks", []):
         by_pid.setdefault(s.get("pid", 0), []).append(s)
     comms = {p["pid"]: p.get("comm", "?") for p in prof.get("processes", [])}
 
     rows = []
-    for name, pid in progs:
-        r = {"program": name, "pid": pid, "comm": comms.get(pid, "-"), "allocs": 0, "bytes": 0,
+    for name, pid, ms in progs:
+        r = {"program": name, "pid": pid, "ms": ms, "comm": comms.get(pid, "-"), "allocs": 0, "bytes": 0,
              "main_bytes": 0, "whole_bytes": 0, "cut_allocs": 0, "cut_bytes": 0,
              "shell_allocs": 0, "unknown_allocs": 0, "unknown_bytes": 0,
              "cut_roots": {}}
@@ -112,12 +113,12 @@ def main():
                 trunc, reasons = m.group(1), m.group(2) or ""
                 break
 
-    fmt = "%-8s %7s %8s %10s %8s %10s %8s %10s %8s %10s %6s"
-    print(fmt % ("", "", "", "", "", "not main", "cut", "", "unknown", "", "shell"))
-    print(fmt % ("program", "pid", "allocs", "bytes", "main%", "whole B", "allocs", "bytes",
+    fmt = "%-8s %7s %6s %8s %10s %8s %10s %8s %10s %8s %10s %6s"
+    print(fmt % ("", "", "", "", "", "", "not main", "cut", "", "unknown", "", "shell"))
+    print(fmt % ("program", "pid", "ms", "allocs", "bytes", "main%", "whole B", "allocs", "bytes",
                  "allocs", "bytes", "allocs"))
     for r in rows:
-        print(fmt % (r["program"], r["pid"], r["allocs"], r["bytes"], "%.2f%%" % r["main_pct"],
+        print(fmt % (r["program"], r["pid"], r["ms"], r["allocs"], r["bytes"], "%.2f%%" % r["main_pct"],
                      r["whole_bytes"], r["cut_allocs"], r["cut_bytes"], r["unknown_allocs"],
                      r["unknown_bytes"], r["shell_allocs"]))
     for r in rows:
@@ -126,9 +127,9 @@ def main():
     print("truncated stacks (every process traced, from the header): %s%s" % (
         trunc, " (%s)" % reasons if reasons else ""))
     for r in rows:
-        print("first_runs program=%s pid=%d comm=%s allocs=%d bytes=%d main_bytes=%d main_pct=%.2f "
+        print("first_runs program=%s pid=%d ms=%d comm=%s allocs=%d bytes=%d main_bytes=%d main_pct=%.2f "
               "whole_bytes=%d cut_allocs=%d cut_bytes=%d unknown_allocs=%d unknown_bytes=%d shell_allocs=%d" % (
-                  r["program"], r["pid"], r["comm"], r["allocs"], r["bytes"], r["main_bytes"],
+                  r["program"], r["pid"], r["ms"], r["comm"], r["allocs"], r["bytes"], r["main_bytes"],
                   r["main_pct"], r["whole_bytes"], r["cut_allocs"], r["cut_bytes"],
                   r["unknown_allocs"], r["unknown_bytes"], r["shell_allocs"]))
     print('first_runs truncated=%s reasons="%s"' % (trunc, reasons))

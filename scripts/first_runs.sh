@@ -95,9 +95,10 @@ EOF
 
 # run_programs PASS: each program once, started in the background of this
 # shell (a simple command: its pid is the program's after the exec), one
-# after another; "NAME PID" lines into $T/pids.PASS.
+# after another; "NAME PID MS" lines (MS: its wall time, traced) into
+# $T/pids.PASS.
 run_programs() {
-	local pass=$1 name pid
+	local pass=$1 name pid t0
 	local -a cmd
 	: >"$T/pids.$pass"
 	rm -f "$T/db.$pass"
@@ -124,10 +125,11 @@ print(len(json.loads(s)), len(c), t > 0, hashlib.sha256(s.encode()).hexdigest()[
 		grep) cmd=(/usr/bin/grep -c -E '(word1[0-9]{2}|word2[0-9]{3}) [0-9]+' "$T/text.txt") ;;
 		sort) cmd=(/usr/bin/sort -k2,2 -k7n -o "$T/sorted.$pass" "$T/text.txt") ;;
 		esac
+		t0=$(date +%s%N)
 		"${cmd[@]}" >"$T/out.$name.$pass" 2>&1 &
 		pid=$!
-		echo "$name $pid" >>"$T/pids.$pass"
 		wait "$pid" || die "$name failed (pass $pass): $(tail -n 3 "$T/out.$name.$pass")"
+		echo "$name $pid $((($(date +%s%N) - t0) / 1000000))" >>"$T/pids.$pass"
 	done
 }
 
@@ -171,6 +173,9 @@ names=$(awk '{print $1}' "$T/pids.$PASS" | paste -sd '|')
 
 echo "first runs, system-wide, unwind cache $MODE ($(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
 "$PY" bench/first_runs.py "$T/profile.$PASS.json" "$T/pids.$PASS" "$T/report.$PASS.txt"
-echo "memtrace -v (pass $PASS), unwind tables and deferred stacks:"
-grep -E 'deferred|cop(y|ies)|no unwind table|unwind tables? (full|read|made)|truncated' \
-	"$T/memtrace.$PASS.err" | sed 's/^/  /' | tail -n 20 || true
+echo "memtrace -v (pass $PASS): deferred stacks; tables in the order they were loaded (#N), the"
+echo "programs' own and any that took 500 ms or more (one thread makes them, one at a time):"
+grep -E '^memtrace: deferred' "$T/memtrace.$PASS.err" | sed 's/^/  /' || true
+grep -E '^memtrace: (unwind table of|no unwind table)' "$T/memtrace.$PASS.err" |
+	awk '{ n++; ms = 0; if (match($0, /(built|from cache) in [0-9.]+ ms/)) { split(substr($0, RSTART, RLENGTH), w, " "); ms = w[length(w) - 1] + 0 } }
+	     ms >= 500 || /\/usr\/bin\/(gawk|sqlite3|python3\.[0-9]+|perl|grep|sort):/ || /no unwind table/ { sub(/^memtrace: /, ""); printf "  #%d %s\n", n, $0 }'
