@@ -174,7 +174,7 @@ names=$(awk '{print $1}' "$T/pids.$PASS" | paste -sd '|')
 echo "first runs, system-wide, unwind cache $MODE ($(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
 "$PY" bench/first_runs.py "$T/profile.$PASS.json" "$T/pids.$PASS" "$T/report.$PASS.txt"
 echo "memtrace -v (pass $PASS): deferred stacks; tables in the order they were loaded (#N), the"
-echo "programs' own and any that took 500 ms or more (one thread makes them, one at a time):"
+echo "programs' own and any that took 500 ms or more:"
 grep -E '^memtrace: deferred' "$T/memtrace.$PASS.err" | sed 's/^/  /' || true
 grep -E '^memtrace: (unwind table of|no unwind table)' "$T/memtrace.$PASS.err" |
 	awk '{ n++; ms = 0; if (match($0, /(built|from cache) in [0-9.]+ ms/)) { split(substr($0, RSTART, RLENGTH), w, " "); ms = w[length(w) - 1] + 0 } }
