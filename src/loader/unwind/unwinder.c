@@ -32,10 +32,10 @@
 /* A file whose table is to be made. */
 struct mt_unwind_job {
 	int fd;
+	off_t size;               /* the file's (next_job()) */
 	struct mt_file_key key;
 	char *name;
 	bool cached_only;         /* from the cache, or not at all (for now) */
-	off_t size;               /* the file's: small ones are made first */
 };
 
 /* Where a table came from (for -v). */
@@ -83,16 +83,23 @@ int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose)
 	u->verbose = verbose;
 	u->begun = true;
 	pthread_mutex_init(&u->lock, NULL);
+	pthread_mutex_init(&u->load_lock, NULL);
+	pthread_mutex_init(&u->cache_lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
 	pthread_cond_init(&u->idle, NULL);
 	if (!on)
 		return 0;
-	ret = -pthread_create(&u->thread, NULL, builder, u);
-	if (ret) {
+	for (size_t i = 0; i < sizeof(u->threads) / sizeof(u->threads[0]); i++) {
+		ret = -pthread_create(&u->threads[i], NULL, builder, u);
+		if (ret)
+			break;
+		u->nthreads++;
+		u->started = true;
+	}
+	if (!u->started) {
 		mt_unwinder_free(u);
 		return ret;
 	}
-	u->started = true;
 	return 0;
 }
 
@@ -240,8 +247,10 @@ static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
 	static const char *const how[] = { "built in", "built in",
 					   "from cache in" };
 
-	int ret = err ? err : load_table(u, key, t);
+	int ret;
 
+	pthread_mutex_lock(&u->load_lock);
+	ret = err ? err : load_table(u, key, t);
 	if (ret == -ENOSPC && !u->full++)
 		fprintf(stderr, "memtrace: unwind tables full at %u rows: stacks through %s and later files are cut short (--max-unwind-rows)\n",
 			u->rows_used, name);
@@ -255,6 +264,7 @@ static void publish(struct mt_unwinder *u, const struct mt_file_key *key,
 				(t->nrows ? t->npages + 1 : 0) * sizeof(uint32_t),
 			how[src], src == TABLE_FROM_CACHE ? 3 : 1,
 			(double)ns / 1e6, src == TABLE_CACHED ? ", cached" : "");
+	pthread_mutex_unlock(&u->load_lock);
 	mt_unwind_table_free(t);
 }
 
@@ -284,15 +294,19 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 	struct mt_skip_range skip[32];
 	struct mt_cxx_funcs cxx;
 	uint64_t t0 = mt_loop_now_ns();
-	struct mt_unwind_cache *c = cache_of(u);
+	struct mt_unwind_cache *c;
 	struct mt_unwind_cache_key ckey;
 	size_t nskip = 0;
-	int ret;
+	int ret, found;
 
 	*src = TABLE_BUILT;
+	pthread_mutex_lock(&u->cache_lock);
+	c = cache_of(u);
 	if (c && mt_unwind_cache_key_of(fd, &ckey))
 		c = NULL;
-	if (c && mt_unwind_cache_lookup(c, &ckey, t) == 0) {
+	found = c && mt_unwind_cache_lookup(c, &ckey, t) == 0;
+	pthread_mutex_unlock(&u->cache_lock);
+	if (found) {
 		*src = TABLE_FROM_CACHE;
 		*ns = mt_loop_now_ns() - t0;
 		mt_startup_add(MT_STARTUP_TABLES, t0);
@@ -312,10 +326,12 @@ static int build_file(struct mt_unwinder *u, int fd, struct mt_unwind_table *t,
 	}
 	ret = mt_unwind_table_build(fd, skip, nskip, t);
 	*ns = mt_loop_now_ns() - t0;
-	u->build_ns += *ns;
+	__atomic_add_fetch(&u->build_ns, *ns, __ATOMIC_RELAXED);
 	mt_startup_add(MT_STARTUP_TABLES, t0);
+	pthread_mutex_lock(&u->cache_lock);
 	if (!ret && c && mt_unwind_cache_store(c, &ckey, t) == 0)
 		*src = TABLE_CACHED;
+	pthread_mutex_unlock(&u->cache_lock);
 	return ret;
 }
 
@@ -384,16 +400,42 @@ static void do_pending(struct mt_unwinder *u)
 	pthread_mutex_lock(&u->lock);
 }
 
+/* A file this large (its table takes seconds on a loaded machine: cc1,
+ * libLLVM) is left to the first builder. */
+#define LARGE_FILE (8u << 20)
+
+/* The job the builder takes next, -1 for none (the lock held).  The
+ * first builder takes the files in the order asked; the others
+ * (SMALL_ONLY) the smallest file waiting, if it is under LARGE_FILE: a
+ * small table (or one read from the cache) is not held up behind a large
+ * one being made, nor a large one for ever behind small ones. */
+static ssize_t next_job(const struct mt_unwinder *u, bool small_only)
+{
+	size_t k = 0;
+
+	if (!u->njobs)
+		return -1;
+	if (!small_only)
+		return 0;
+	for (size_t i = 1; i < u->njobs; i++)
+		if (u->jobs[i].size < u->jobs[k].size)
+			k = i;
+	return u->jobs[k].size >= LARGE_FILE ? -1 : (ssize_t)k;
+}
+
 static void *builder(void *arg)
 {
 	struct mt_unwinder *u = arg;
+	bool small_only;
 
 	pthread_mutex_lock(&u->lock);
+	small_only = u->nstarted++ > 0;
 	for (;;) {
 		struct mt_unwind_job job;
+		ssize_t k = -1;
 
-		while (!u->njobs && !u->stop &&
-		       !(u->maps_ready && u->npending))
+		while (!u->stop && !(u->maps_ready && u->npending) &&
+		       (k = next_job(u, small_only)) < 0)
 			pthread_cond_wait(&u->wake, &u->lock);
 		if (u->stop)
 			break;
@@ -401,17 +443,9 @@ static void *builder(void *arg)
 		if (u->maps_ready && u->npending) {
 			do_pending(u);
 		} else {
-			/* The smallest file first: a program's own table (a
-			 * short-lived one's stacks wait for it, copied) is
-			 * not held up seconds behind libLLVM's. */
-			size_t k = 0;
-
-			for (size_t i = 1; i < u->njobs; i++)
-				if (u->jobs[i].size < u->jobs[k].size)
-					k = i;
 			job = u->jobs[k];
 			memmove(u->jobs + k, u->jobs + k + 1,
-				(--u->njobs - k) * sizeof(*u->jobs));
+				(--u->njobs - (size_t)k) * sizeof(*u->jobs));
 			do_job(u, &job);
 		}
 		if (!--u->busy && !u->njobs &&
@@ -440,9 +474,9 @@ static void add_file(struct mt_unwinder *u, int fd,
 	if (!nv)
 		goto cleanup;
 	u->jobs = nv;
-	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, *key, copy,
-						      cached_only, size };
-	pthread_cond_signal(&u->wake);
+	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, size, *key, copy,
+						      cached_only };
+	pthread_cond_broadcast(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	return;
 cleanup:
@@ -665,9 +699,10 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	if (u->started) {
 		pthread_mutex_lock(&u->lock);
 		u->stop = true;
-		pthread_cond_signal(&u->wake);
+		pthread_cond_broadcast(&u->wake);
 		pthread_mutex_unlock(&u->lock);
-		pthread_join(u->thread, NULL);
+		for (unsigned i = 0; i < u->nthreads; i++)
+			pthread_join(u->threads[i], NULL);
 	}
 	for (size_t i = 0; i < u->njobs; i++) {
 		close(u->jobs[i].fd);
@@ -680,6 +715,8 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	}
 	free(u->pending);
 	pthread_mutex_destroy(&u->lock);
+	pthread_mutex_destroy(&u->load_lock);
+	pthread_mutex_destroy(&u->cache_lock);
 	pthread_cond_destroy(&u->wake);
 	pthread_cond_destroy(&u->idle);
 	mt_map_chunks_free(&u->rows);

@@ -5,9 +5,14 @@
  * compiles the table of each file once (src/loader/unwind/unwind_table.c) and
  * writes it into the BPF maps: ahead of time for the files a target is
  * known to map, and on demand for the files the BPF program met without
- * one (the unwind_missing ring buffer).  Tables are compiled by a thread of
+ * one (the unwind_missing ring buffer).  Tables are compiled by threads of
  * their own (a large binary's takes seconds), so the session loop is never
- * held up; a caller that needs them now waits for them.  That thread can
+ * held up; a caller that needs them now waits for them.  There are two:
+ * one takes the files in the order asked, the other the smallest file
+ * waiting under 8 MiB, so that a small table (or one read from the
+ * cache) is not held up for seconds behind a large one being made (a
+ * system-wide trace asks for other programs' files too, cc1's or
+ * libLLVM's).  They can
  * start before the BPF object is loaded (mt_unwinder_start()): the tables
  * asked for meanwhile are made while the kernel verifies the programs,
  * and loaded once the maps are there (mt_unwinder_init()).
@@ -52,9 +57,15 @@ struct mt_unwinder {
 	bool maps_ready;          /* mt_unwinder_init() done */
 	bool stop;
 	bool begun;               /* mt_unwinder_start() done */
-	bool started;             /* the thread runs */
-	pthread_t thread;
+	bool started;             /* a builder thread runs */
+	unsigned nthreads;        /* builder threads running */
+	unsigned nstarted;        /* of which have begun (the first takes
+				   * any file, the others small ones) */
+	pthread_t threads[2];
 	pthread_mutex_t lock;
+	/* Held while a table is copied into the maps (rows_used...) and
+	 * while the cache is used, by one builder at a time. */
+	pthread_mutex_t load_lock, cache_lock;
 	pthread_cond_t wake;      /* a job, or stop */
 	pthread_cond_t idle;      /* no job left */
 	/* Totals, for -v and the benchmarks (the builder's; read after

@@ -1,0 +1,108 @@
+"""The unwind tables' builders: a small table is not held up behind a
+large one being made (src/loader/unwind/unwinder.c).
+
+- table_queue.small_beside_large: python3 dlopens libLLVM-14 (948,865
+  rows: 0.4 s to make on an idle machine, 5-19 s on a loaded one), then,
+  0.1 s later, a library built here (a new file, a new build id, a table
+  of a few rows), and allocates through it once its table is in: the
+  small library's table is loaded before libLLVM's, and its stacks are
+  whole.  With one builder
+  taking the files in the order asked, the small one waited for
+  libLLVM's: system-wide, every short-lived program that started while a
+  large table was being made for another (cc1, clang) had its stacks cut
+  short (scripts/first_runs.sh, BENCHMARKS.md "First runs").
+  `--no-follow`: nothing is held at ld.so's hook (following, a dlopen
+  holds the process, and memtrace, until its tables are made).
+"""
+
+import os
+import re
+import tempfile
+
+import mtlib
+from mtlib import check, check_eq, parse_raw, test
+
+LLVM = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+
+SMALL_C = r"""
+#include <stdlib.h>
+const char small_tag[] = "%s";
+/* small_leaf tail-calls malloc: its frame is not on the stack. */
+__attribute__((noinline)) static void *small_leaf(int i) { return malloc(100 + i); }
+__attribute__((noinline)) void small_work(void)
+{
+	for (int i = 0; i < 50; i++) {
+		void *p = small_leaf(i);
+		__asm__ volatile("" : : "r"(p) : "memory");
+		free(p);
+	}
+}
+"""
+
+# The small library is allocated through once told (a line on stdin),
+# when its table is in: the stacks taken before it would go through
+# deferred unwinding, whose copies depend on the machine's load.  Then
+# python3 waits for another line: until libLLVM's table is in.
+SCRIPT = """
+import ctypes, sys, time
+ctypes.CDLL(sys.argv[1])
+time.sleep(0.1)
+small = ctypes.CDLL(sys.argv[2])
+sys.stdin.readline()
+small.small_work()
+sys.stdin.readline()
+"""
+
+_TABLE = re.compile(r"^memtrace: unwind table of (\S+): ", re.M)
+
+
+@test("table_queue.small_beside_large")
+def _small_beside_large():
+    if not os.path.exists(LLVM):
+        raise mtlib.Skip("%s not installed (llvm-14, a build dependency)" % LLVM)
+    tag = "%d_%d" % (os.getpid(), int.from_bytes(os.urandom(4), "little"))
+    with tempfile.TemporaryDirectory(dir=mtlib.TMPDIR) as d:
+        src, small = os.path.join(d, "small.c"), os.path.join(d, "libsmall_%s.so" % tag)
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(SMALL_C % tag)
+        res = mtlib.run(["gcc", "-O2", "-g", "-fomit-frame-pointer", "-fPIC", "-shared",
+                         "-Wl,--build-id", "-o", small, src])
+        check_eq(res.rc, 0, "gcc small.c", res.stderr)
+        raw = os.path.join(d, "stacks.raw")
+        # A cache of its own, empty: libLLVM's table is made, not read.
+        env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"))
+        mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "--no-follow", "--raw=" + raw, "--text=/dev/null", "--",
+                       "/usr/bin/python3", "-c", SCRIPT, LLVM, small], env=env)
+        try:
+            # Whichever comes first (in the order memtrace says them).
+            seen = set()
+            for _ in range(2):
+                line = mt.err.wait_for(lambda l: _TABLE.match(l) and any(
+                    n in l and n not in seen for n in (os.path.basename(LLVM), os.path.basename(small))), 180)
+                if line is None:
+                    break
+                seen.update(n for n in (os.path.basename(LLVM), os.path.basename(small)) if n in line)
+                mt.send("\n")
+            rc = mt.wait(120)
+        finally:
+            mtlib.kill_quietly(mt)
+        stderr = mt.err.text()
+        det = "command: %s\nexit status: %s\nstderr:\n%s" % (
+            " ".join(mt.argv), rc,
+            "\n".join(l for l in stderr.splitlines() if "unwind table" in l or "deferred" in l))
+        check(line is not None, "no table loaded for libLLVM or the small library", det)
+        check_eq(rc, 0, "exit status", det)
+        order = [os.path.basename(p) for p in _TABLE.findall(stderr)]
+        name, llvm = os.path.basename(small), os.path.basename(LLVM)
+        check(name in order, "no table loaded for %s" % name, det)
+        check(order.index(name) < order.index(llvm),
+              "the small library's table (#%d) was loaded after libLLVM's (#%d): it waited for it"
+              % (order.index(name) + 1, order.index(llvm) + 1), det)
+        with open(raw, encoding="utf-8") as f:
+            stacks = parse_raw(f.read(), det)
+    mine = [s for s in stacks if any(fr.function == "small_work" for fr in s.frames)]
+    check_eq(sum(s.alloc_objects for s in mine), 50, "allocations through small_work", det)
+    for s in mine:
+        funcs = [fr.function for fr in s.frames]
+        check(funcs[-1] == "_start" and any(f in ("main", "__libc_start_call_main") for f in funcs),
+              "a stack through the small library is not whole: %s" % funcs, det)
