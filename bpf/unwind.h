@@ -399,7 +399,9 @@ static __always_inline void tell_missing(const struct mt_unwind_state *u,
 
 	if (bpf_map_update_elem(&unwind_told, &vi->file, &now, BPF_NOEXIST))
 		return;
-	bpf_ringbuf_output(&unwind_missing, &m, sizeof(m), 0);
+	/* Not told (the ring is full): asked again at the next stack. */
+	if (bpf_ringbuf_output(&unwind_missing, &m, sizeof(m), 0))
+		bpf_map_delete_elem(&unwind_told, &vi->file);
 }
 
 /*

@@ -70,7 +70,10 @@ static int add_chunk(struct mt_map_chunks *c)
 		close(fd);
 		return p == MAP_FAILED ? -errno : ret;
 	}
-	c->fds[c->nchunks++] = fd;
+	c->fds[c->nchunks] = fd;
+	/* Published: the deferred walk reads nchunks from another thread
+	 * (an acquire load) and then the chunk's memory. */
+	__atomic_store_n(&c->nchunks, c->nchunks + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

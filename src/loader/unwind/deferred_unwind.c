@@ -82,6 +82,11 @@ void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system)
 	if (!on || size < (unsigned long)page)
 		size = (unsigned long)page; /* unused: the smallest */
 	bpf_map__set_max_entries(skel->maps.unwind_copies, (__u32)size);
+	/* Processes told of (bpf/vma_dump.h): a hash map's buckets are made
+	 * in full, 512 KiB for every pid there can be; a command's family or
+	 * one process needs far fewer. */
+	if (!system)
+		bpf_map__set_max_entries(skel->maps.vma_marks, 4096);
 	ncpus = libbpf_num_possible_cpus();
 	bpf_map__set_max_entries(skel->maps.defer_scratch,
 				 on && ncpus > 0 ? (__u32)ncpus : 1);
