@@ -227,7 +227,16 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	if (getenv("MEMTRACE_PREALLOC_ALLOCS"))
 		bpf_map__set_map_flags(skel->maps.allocs, 0);
 	thread_slots_size(skel);
-	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
+	/* System-wide, a stack copied for deferred unwinding keeps a stats
+	 * entry of its own (a provisional stack) until its process exits and
+	 * is harvested: a busy program's first run makes tens of thousands
+	 * in a second, and a full map drops allocations.  Four times the
+	 * stacks then, unless --max-stacks says otherwise. */
+	bpf_map__set_max_entries(skel->maps.stats,
+				 !o->pid && !o->cmd && o->unwind != MT_UNWIND_FP &&
+						 o->max_stacks == MT_DEFAULT_MAX_STACKS
+					 ? 4 * o->max_stacks
+					 : o->max_stacks);
 	/* Segments: a stack takes (frames + 22) / 23 of them, less the
 	 * outer ones it shares with others (memleak.h). */
 	bpf_map__set_max_entries(skel->maps.stacks,

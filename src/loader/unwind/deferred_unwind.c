@@ -55,7 +55,9 @@ static struct {
 	struct mt_unwinder *u;
 	int modules_fd, stacks_fd;
 	struct mt_defer_copy **wait;       /* copies waiting for tables */
+	uint64_t *wait_gen;                /* gen() when each was last tried */
 	size_t nwait, wait_cap;
+	uint64_t news;                     /* mappings learnt (gen()) */
 	struct resolved *res;
 	size_t nres, res_cap;
 	struct mt_itab index;              /* res by id */
@@ -359,16 +361,34 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 	return true;
 }
 
-/* One pass over the waiting copies; NEVER: no more waiting for tables. */
+/* What a waiting copy can need that may have come since it was tried: a
+ * table in the maps, or a process's mappings. */
+static uint64_t gen(void)
+{
+	return __atomic_load_n(&D.u->tables_loaded, __ATOMIC_ACQUIRE) + D.news;
+}
+
+/*
+ * One pass over the waiting copies; NEVER: no more waiting for tables.
+ * A copy tried since the last table or mapping came waits on untried:
+ * thousands may wait, and walking them all at each wake-up kept the
+ * loader from reading the ring buffer while it overflowed.
+ */
 static void pass(bool never)
 {
+	uint64_t now = gen();
 	size_t k = 0;
 
 	for (size_t i = 0; i < D.nwait; i++) {
-		if (try_copy(D.wait[i], never))
-			free(D.wait[i]);
-		else
+		if (!never && D.wait_gen[i] == now) {
+			D.wait_gen[k] = D.wait_gen[i];
 			D.wait[k++] = D.wait[i];
+		} else if (try_copy(D.wait[i], never)) {
+			free(D.wait[i]);
+		} else {
+			D.wait_gen[k] = now;
+			D.wait[k++] = D.wait[i];
+		}
 	}
 	D.nwait = k;
 }
@@ -399,12 +419,14 @@ static int on_copy(void *ctx, void *data, size_t size)
 	struct mt_defer_copy *c;
 	struct mt_dw_mapping m;
 	struct pid_maps *p;
+	uint64_t tried;
 
 	(void)ctx;
 	if (size >= sizeof(uint64_t) && *(const uint64_t *)data == 0) {
 		/* Not a copy: a mapping of a process (bpf/vma_dump.h), which
 		 * the copies after it may need. */
 		mt_kvmas_add(data, size);
+		D.news++;
 		return 0;
 	}
 	if (size < offsetof(struct mt_defer_copy, stack) || size > sizeof(*c))
@@ -427,6 +449,7 @@ static int on_copy(void *ctx, void *data, size_t size)
 		read_maps(c->pid, p);
 	if (p)
 		ask_tables(c, p);
+	tried = gen();
 	if (try_copy(c, false)) {
 		free(c);
 		return 0;
@@ -434,14 +457,22 @@ static int on_copy(void *ctx, void *data, size_t size)
 	if (D.nwait == D.wait_cap) {
 		size_t ncap = D.wait_cap ? D.wait_cap * 2 : 64;
 		struct mt_defer_copy **nv = realloc(D.wait, ncap * sizeof(*nv));
+		uint64_t *ng;
 
 		if (!nv) {
 			free(c);
 			return 0;
 		}
 		D.wait = nv;
+		ng = realloc(D.wait_gen, ncap * sizeof(*ng));
+		if (!ng) {
+			free(c);
+			return 0;
+		}
+		D.wait_gen = ng;
 		D.wait_cap = ncap;
 	}
+	D.wait_gen[D.nwait] = tried;
 	D.wait[D.nwait++] = c;
 	return 0;
 }
@@ -459,6 +490,7 @@ void mt_deferred_unwind_exit(uint32_t pid)
 	if (!waits || !(p = maps_of(pid)))
 		return;
 	read_maps(pid, p);
+	D.news++;
 	for (size_t i = 0; i < D.nwait; i++)
 		if (D.wait[i]->pid == pid)
 			ask_tables(D.wait[i], p);
@@ -594,6 +626,7 @@ void mt_deferred_unwind_free(void)
 	for (size_t i = 0; i < D.nwait; i++)
 		free(D.wait[i]);
 	free(D.wait);
+	free(D.wait_gen);
 	for (size_t i = 0; i < D.nres; i++)
 		free(D.res[i].ips);
 	free(D.res);

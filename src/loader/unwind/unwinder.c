@@ -226,6 +226,7 @@ static int load_table(struct mt_unwinder *u, const struct mt_file_key *key,
 	u->rows_used += t->nrows;
 	u->pages_used += npages;
 	u->total_rows += t->nrows;
+	__atomic_add_fetch(&u->tables_loaded, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -71,6 +71,7 @@ struct mt_unwinder {
 	/* Totals, for -v and the benchmarks (the builder's; read after
 	 * mt_unwinder_wait()). */
 	uint64_t total_rows, build_ns;
+	uint64_t tables_loaded;   /* tables put in the maps (atomic) */
 	uint32_t full;            /* tables that did not fit */
 	/* Called (when set) as ld.so's hook tells of process PID's dlopen:
 	 * true when it asked for its new files' tables (else they are asked
