@@ -29,7 +29,9 @@ struct mt_standby {
  * Probe, in P, each installed allocator library that is not in SKIP (the
  * files probed already): its malloc family when it is jemalloc or tcmalloc
  * (a libc's too with LIBC_FAMILY), and the new/delete it defines.  A file
- * that cannot be probed is left out.  Returns 0, or -errno: -EOPNOTSUPP as
+ * that cannot be probed is left out.  Nothing is probed ahead with perf
+ * event links (MT_LINK_PERF: slow to detach, one by one).  Returns 0, or
+ * -errno: -EOPNOTSUPP as
  * mt_probes_attach_object, -ENOMEM.
  */
 int mt_standby_probe(struct mt_standby *sb, struct mt_probes *p,
