@@ -212,3 +212,40 @@ def mapped(pid, name):
             return name in f.read()
     except OSError:
         return False
+
+
+@test("system.own_allocator_unprobed")
+def _own_allocator_unprobed():
+    """System-wide, memtrace's own malloc family and operator new run from
+    an anonymous copy of their code (src/loader/common/private_text.c), out
+    of reach of the probes it places on every process's libc and
+    libstdc++: no executable mapping of those files is left in memtrace,
+    and it traces and reports as ever (a waiter, exact)."""
+    t = totals(WAITER)
+    traced = [t["alloc_space"], t["alloc_objects"],
+              t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
+    d = tempfile.mkdtemp(prefix="mt-own-")
+    raw = os.path.join(d, "raw.txt")
+    w = mtlib.start_waiter()
+    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw, "-o", os.devnull], stdin=subprocess.DEVNULL)
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+        with open("/proc/%d/maps" % mt.pid) as f:
+            maps = f.read()
+        code = [l for l in maps.splitlines()
+                if l.split()[1:2] == ["r-xp"] and re.search(r"/lib(c\.so\.6|stdc\+\+\.so[.0-9]*)$", l)]
+        check(not code, "memtrace's own libc/libstdc++ code is the files' mapping (probes reach it): %s"
+              % code, maps)
+        step(w)
+        w.send("\n")
+        check_eq(w.wait(30), 0, "waiter exit status", w.details())
+        time.sleep(1.5)  # a scan notices the exit
+        mt.signal(signal.SIGINT)
+        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
+    finally:
+        mtlib.kill_quietly(w)
+        mtlib.kill_quietly(mt)
+    with open(raw) as f:
+        got = per_pid(f.read())
+    check_eq(got.get(w.pid), traced, "pid %d: allocated/freed bytes and objects" % w.pid, mt.details())

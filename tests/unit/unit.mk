@@ -204,3 +204,7 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 
 # The registry of process images and their files (src/loader/registry/images.c).
 -include tests/unit/images.mk
+
+# memtrace's own allocator code out of reach of its probes
+# (src/loader/common/private_text.c).
+-include tests/unit/private_text.mk

@@ -2,6 +2,7 @@
 /* tracer.c: one trace's resources, from attach to detach. */
 #include "tracer.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include "loop.h"
 #include "memleak.skel.h"
 #include "mapping_capture.h"
+#include "private_text.h"
 #include "proc_state.h"
 #include "vma_files.h"
 
@@ -96,12 +98,37 @@ static int attach_system(struct memleak_bpf *skel, enum mt_link_mode mode,
 	return ret;
 }
 
+/*
+ * memtrace's own allocator code (libc's malloc family, libstdc++'s operator
+ * new) moved out of reach of the probes it is about to place on every
+ * process's (private_text.h).
+ */
+static void own_text_private(const struct mt_options *o)
+{
+	static const char *const names[] = { "malloc", "free", "calloc",
+					     "realloc", "_Znwm", "_ZdlPv" };
+
+	if (getenv("MEMTRACE_SELF_PROBED")) /* for comparison */
+		return;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *fn = dlsym(RTLD_DEFAULT, names[i]);
+		int ret = fn ? mt_private_text(fn) : 0;
+
+		if (ret < 0 && o->verbose)
+			fprintf(stderr, "memtrace: the code of %s stays where memtrace's probes reach it: %s\n",
+				names[i], strerror(-ret));
+	}
+}
+
 /* Load, and attach to every allocator any process maps now. */
 static int attach_to_system(struct mt_tracer *tr)
 {
 	struct system_attach c = { tr->o, &tr->sys, &tr->probes };
-	int err, ret = mt_bpf_load_and_attach(tr->o, false, &tr->skel,
-					      attach_system, &c, &err);
+	int err, ret;
+
+	own_text_private(tr->o);
+	ret = mt_bpf_load_and_attach(tr->o, false, &tr->skel, attach_system,
+				     &c, &err);
 
 	if (ret || err == -EPERM || err == -EACCES)
 		return 1;
