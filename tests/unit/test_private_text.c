@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_private_text.c: memtrace's own allocator code moved to an
- * anonymous copy (src/loader/common/private_text.c).  The mapping that
+ * anonymous copy (src/loader/registry/private_text.c).  The mapping that
  * holds malloc becomes anonymous, at the same address, with the file's
  * bytes; malloc and free still work; a second call finds nothing to do;
  * an address in no executable file mapping is left alone.

@@ -206,5 +206,5 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 -include tests/unit/images.mk
 
 # memtrace's own allocator code out of reach of its probes
-# (src/loader/common/private_text.c).
+# (src/loader/registry/private_text.c).
 -include tests/unit/private_text.mk

@@ -6,39 +6,36 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "proc_maps.h"
+
 /* The executable file mapping holding ADDR: [*START, *END) from file
- * offset *OFF.  0, or -ENOENT. */
+ * offset *OFF.  0, or -ENOENT (none, or a copy already). */
 static int find_text(uintptr_t addr, uintptr_t *start, uintptr_t *end,
 		     uint64_t *off)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096];
-	int ret = -ENOENT;
+	struct mt_maps maps;
+	int ret = mt_maps_read(getpid(), &maps);
 
-	if (!f)
-		return -errno;
-	while (ret && fgets(line, sizeof(line), f)) {
-		uintptr_t s, e;
-		uint64_t o;
-		unsigned long ino;
-		char perms[8];
+	if (ret)
+		return ret;
+	ret = -ENOENT;
+	for (size_t i = 0; i < maps.n && ret; i++) {
+		const struct mt_mapping *m = &maps.v[i];
 
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %" SCNx64 " %*s %lu",
-			   &s, &e, perms, &o, &ino) != 5 ||
-		    addr < s || addr >= e)
+		if (addr < m->start || addr >= m->end || !m->exec ||
+		    !m->path || m->path[0] != '/')
 			continue;
-		if (strcmp(perms, "r-xp") != 0 || ino == 0)
-			break; /* not a file's code (a copy already) */
-		*start = s;
-		*end = e;
-		*off = o;
+		*start = (uintptr_t)m->start;
+		*end = (uintptr_t)m->end;
+		*off = m->offset;
 		ret = 0;
 	}
-	fclose(f);
+	mt_maps_free(&maps);
 	return ret;
 }
 
