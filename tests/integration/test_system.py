@@ -42,14 +42,51 @@ def step(w, what="done"):
     check(line is not None, "waiter did not say %r" % what, w.details())
 
 
+def waiter_totals(pre):
+    """[alloc bytes, alloc objects, freed bytes, freed objects] of a waiter
+    traced from its step (PRE False) or from its start (PRE True: its PRE
+    blocks too, allocated and freed)."""
+    t = totals(WAITER)
+    p, n = (WAITER_PRE * WAITER_PRE_SIZE, WAITER_PRE) if pre else (0, 0)
+    return [t["alloc_space"] + p, t["alloc_objects"] + n,
+            t["alloc_space"] - t["inuse_space"] + p, t["alloc_objects"] - t["inuse_objects"] + n]
+
+
+def late_waiter_run(args, waiter_env=None, on_tracing=None, on_ready=None):
+    """System-wide memtrace ARGS; once it traces, a waiter (environment
+    WAITER_ENV) that a scan sees, stepped once and ended; then memtrace
+    stopped by SIGINT.  ON_TRACING(line, mt) and ON_READY(w) check along
+    the way.  Returns (mt, w)."""
+    mt = mtlib.Bg([mtlib.MEMTRACE] + args, stdin=subprocess.DEVNULL)
+    w = None
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+        if on_tracing:
+            on_tracing(line, mt)
+        w = mtlib.Bg([mtlib.prog_path("waiter")], env=waiter_env)
+        ready = w.out.wait_for(lambda l: l.startswith("ready "), 30)
+        check(ready is not None, "the waiter did not start", w.details())
+        if on_ready:
+            on_ready(w)
+        time.sleep(1.5)  # the next scan sees it (and what it maps)
+        step(w)
+        w.send("\n")
+        check_eq(w.wait(30), 0, "waiter exit status", w.details())
+        mt.signal(signal.SIGINT)
+        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
+    finally:
+        if w:
+            mtlib.kill_quietly(w)
+        mtlib.kill_quietly(mt)
+    return mt, w
+
+
 @test("system.three_processes_apart")
 def _three():
-    t = totals(WAITER)
-    traced = [t["alloc_space"], t["alloc_objects"],
-              t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
-    pre = WAITER_PRE * WAITER_PRE_SIZE
+    traced = waiter_totals(False)
     # Started after memtrace: its PRE blocks are traced too, and freed.
-    late = [traced[0] + pre, traced[1] + WAITER_PRE, traced[2] + pre, traced[3] + WAITER_PRE]
+    late = waiter_totals(True)
     d = tempfile.mkdtemp(prefix="mt-system-")
     raw, folded = os.path.join(d, "raw.txt"), os.path.join(d, "folded.txt")
     pb = os.path.join(d, "heap.pb.gz")
@@ -115,40 +152,25 @@ def _three():
 def _other_libc():
     """A process using another libc file (as in a container) started after
     memtrace: the file is found, probed, and the process traced exactly."""
-    t = totals(WAITER)
     d = tempfile.mkdtemp(prefix="mt-libc-")
     libc = os.path.join(d, "libc.so.6")
     shutil.copy("/lib/x86_64-linux-gnu/libc.so.6", libc)
     raw = os.path.join(d, "raw.txt")
-    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw], stdin=subprocess.DEVNULL)
-    w = None
-    try:
-        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
-        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+
+    def not_named(line, mt):
         check(libc not in line, "the copied libc is probed before any process maps it", line)
-        w = mtlib.Bg([mtlib.prog_path("waiter")], env=dict(os.environ, LD_LIBRARY_PATH=d))
-        ready = w.out.wait_for(lambda l: l.startswith("ready "), 30)
-        check(ready is not None, "waiter with its own libc did not start", w.details())
-        with open("/proc/%d/maps" % w.pid) as f:
-            check(libc in f.read(), "waiter does not map the copied libc", w.details())
-        time.sleep(1.5)  # the next scan finds the new libc file and probes it
-        step(w)
-        w.send("\n")
-        check_eq(w.wait(30), 0, "waiter exit status", w.details())
-        mt.signal(signal.SIGINT)
-        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
-    finally:
-        if w:
-            mtlib.kill_quietly(w)
-        mtlib.kill_quietly(mt)
+
+    def maps_it(w):
+        check(mapped(str(w.pid), libc), "waiter does not map the copied libc", w.details())
+
+    mt, w = late_waiter_run(["--raw=" + raw], dict(os.environ, LD_LIBRARY_PATH=d),
+                            not_named, maps_it)
     with open(raw) as f:
         got = per_pid(f.read())
     # Its PRE blocks were allocated before its libc file was probed (at the
     # next scan): their frees are untracked, so only the traced part counts.
-    traced = [t["alloc_space"], t["alloc_objects"],
-              t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
-    check_eq(got.get(w.pid), traced, "pid %d (own libc): allocated/freed bytes and objects" % w.pid,
-             mt.details())
+    check_eq(got.get(w.pid), waiter_totals(False),
+             "pid %d (own libc): allocated/freed bytes and objects" % w.pid, mt.details())
 
 
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
@@ -164,39 +186,24 @@ def _preloaded_allocator():
     check(os.path.exists(JEMALLOC), "%s is missing (libjemalloc-dev)" % JEMALLOC)
     users = [p for p in os.listdir("/proc") if p.isdigit() and mapped(p, "libjemalloc")]
     check(not users, "processes already map jemalloc: %s" % users)
-    t = totals(WAITER)
-    pre = WAITER_PRE * WAITER_PRE_SIZE
-    late = [t["alloc_space"] + pre, t["alloc_objects"] + WAITER_PRE,
-            t["alloc_space"] - t["inuse_space"] + pre, t["alloc_objects"] - t["inuse_objects"] + WAITER_PRE]
     d = tempfile.mkdtemp(prefix="mt-preload-")
     raw, out = os.path.join(d, "raw.txt"), os.path.join(d, "report.txt")
-    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw, "-o", out], stdin=subprocess.DEVNULL)
-    w = None
-    try:
-        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
-        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+
+    def not_named(line, mt):
         check("jemalloc" not in line, "jemalloc named before a process maps it", line)
-        w = mtlib.Bg([mtlib.prog_path("waiter")], env=dict(os.environ, LD_PRELOAD=JEMALLOC))
-        ready = w.out.wait_for(lambda l: l.startswith("ready "), 30)
-        check(ready is not None, "waiter with jemalloc did not start", w.details())
+
+    def maps_it(w):
         check(mapped(str(w.pid), "libjemalloc"), "waiter does not map jemalloc", w.details())
-        time.sleep(1.5)  # a scan sees it map jemalloc
-        step(w)
-        w.send("\n")
-        check_eq(w.wait(30), 0, "waiter exit status", w.details())
-        mt.signal(signal.SIGINT)
-        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
-    finally:
-        if w:
-            mtlib.kill_quietly(w)
-        mtlib.kill_quietly(mt)
+
+    mt, w = late_waiter_run(["--raw=" + raw, "-o", out], dict(os.environ, LD_PRELOAD=JEMALLOC),
+                            not_named, maps_it)
     # Only the waiter's own calls: jemalloc brings libstdc++, whose start-up
     # allocates too (its exception pool).
     with open(raw) as f:
         raw_text = f.read()
     got = per_pid(raw_text, first_in="waiter")
     mine = re.findall(r"^stack \d+ id \S+ pid %d:.*\n(?:  .*\n)*" % w.pid, raw_text, re.M)
-    check_eq(got.get(w.pid), late, "pid %d (LD_PRELOAD jemalloc): the waiter's allocated/freed bytes and objects" % w.pid,
+    check_eq(got.get(w.pid), waiter_totals(True), "pid %d (LD_PRELOAD jemalloc): the waiter's allocated/freed bytes and objects" % w.pid,
              mt.details() + "\nits stacks:\n" + "".join(mine))
     with open(out) as f:
         rep = mtlib.parse_report(f.read())
@@ -217,35 +224,23 @@ def mapped(pid, name):
 @test("system.own_allocator_unprobed")
 def _own_allocator_unprobed():
     """System-wide, memtrace's own malloc family and operator new run from
-    an anonymous copy of their code (src/loader/common/private_text.c), out
+    an anonymous copy of their code (src/loader/registry/private_text.c), out
     of reach of the probes it places on every process's libc and
     libstdc++: no executable mapping of those files is left in memtrace,
-    and it traces and reports as ever (a waiter, exact)."""
-    t = totals(WAITER)
-    traced = [t["alloc_space"], t["alloc_objects"],
-              t["alloc_space"] - t["inuse_space"], t["alloc_objects"] - t["inuse_objects"]]
+    and it traces and reports as ever (a waiter started after it, exact)."""
     d = tempfile.mkdtemp(prefix="mt-own-")
     raw = os.path.join(d, "raw.txt")
-    w = mtlib.start_waiter()
-    mt = mtlib.Bg([mtlib.MEMTRACE, "--raw=" + raw, "-o", os.devnull], stdin=subprocess.DEVNULL)
-    try:
-        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
-        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+
+    def own_code_copied(line, mt):
         with open("/proc/%d/maps" % mt.pid) as f:
             maps = f.read()
         code = [l for l in maps.splitlines()
                 if l.split()[1:2] == ["r-xp"] and re.search(r"/lib(c\.so\.6|stdc\+\+\.so[.0-9]*)$", l)]
         check(not code, "memtrace's own libc/libstdc++ code is the files' mapping (probes reach it): %s"
               % code, maps)
-        step(w)
-        w.send("\n")
-        check_eq(w.wait(30), 0, "waiter exit status", w.details())
-        time.sleep(1.5)  # a scan notices the exit
-        mt.signal(signal.SIGINT)
-        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
-    finally:
-        mtlib.kill_quietly(w)
-        mtlib.kill_quietly(mt)
+
+    mt, w = late_waiter_run(["--raw=" + raw, "-o", os.devnull], on_tracing=own_code_copied)
     with open(raw) as f:
         got = per_pid(f.read())
-    check_eq(got.get(w.pid), traced, "pid %d: allocated/freed bytes and objects" % w.pid, mt.details())
+    check_eq(got.get(w.pid), waiter_totals(True), "pid %d: allocated/freed bytes and objects" % w.pid,
+             mt.details())
