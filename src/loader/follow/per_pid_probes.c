@@ -6,24 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "allocator.h"
+#include "fd_limit.h"
 
 int mt_family_init(struct mt_family *f, const char *allocator,
 		   const char *prefix)
 {
-	struct rlimit rl;
-
 	memset(f, 0, sizeof(*f));
 	f->allocator = allocator;
 	f->prefix = prefix;
 	/* A few links per process: many processes at once need many files
 	 * (CMD was started already, with the limit it had). */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	mt_fd_limit_raise();
 	return mt_detacher_start(&f->exited);
 }
 

@@ -82,10 +82,29 @@ static void note_standby_of(struct mt_system *sys, const struct mt_process *p)
 		note_standby(sys, 0, 0, p->mods[k].path);
 }
 
-/* Probe the new allocator files among OBJS; *USES: one of OBJS is probed. */
+/*
+ * A scan found what no event had told of (mt_system.scan_finds): counted,
+ * and said with -v.
+ */
+static void scan_found(struct mt_system *sys, uint32_t pid, const char *what,
+		       const char *path)
+{
+	char comm[16] = "?";
+
+	sys->scan_finds++;
+	if (!sys->verbose)
+		return;
+	mt_proc_comm((pid_t)pid, comm, sizeof(comm));
+	fprintf(stderr, "memtrace: the scan found pid %u (%s): %s %s, which no event had told of\n",
+		pid, comm, what, path);
+}
+
+/* Probe the new allocator files among OBJS; *USES: one of OBJS is probed.
+ * SCAN: looked at by a scan after the first, for PID. */
 static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 			   struct mt_probes *probes,
-			   const struct mt_objects *objs, bool *uses)
+			   const struct mt_objects *objs, bool *uses,
+			   bool scan, uint32_t pid)
 {
 	*uses = false;
 	for (size_t i = 0; i < objs->n; i++) {
@@ -111,6 +130,8 @@ static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 			else
 				note_probed(sys, o);
 			probe = ret == 0;
+			if (probe && scan)
+				scan_found(sys, pid, "allocator file", o->shown);
 		}
 		/* Remembered either way; an empty name marks "not probed". */
 		if (!probe)
@@ -242,13 +263,24 @@ static bool followed(const struct mt_system *sys, struct memleak_bpf *skel,
 	       bpf_map_lookup_elem(bpf_map__fd(skel->maps.followed), &pid, &v) == 0;
 }
 
+/* Has process PID allocated since it started, or exec'd (an event told
+ * of it)? */
+static bool told(struct memleak_bpf *skel, uint32_t pid)
+{
+	struct mt_comm c;
+
+	return skel &&
+	       bpf_map_lookup_elem(bpf_map__fd(skel->maps.comms), &pid, &c) == 0;
+}
+
 /*
  * Process PID now: probe the allocator files it maps that are new, and
- * (when it uses one, or following) keep its mappings.  0, or -errno when
+ * (when it uses one, or following) keep its mappings.  SCAN: by a scan
+ * after the first (what it finds, events missed).  0, or -errno when
  * probing failed.
  */
 static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
-		   struct mt_probes *probes, uint32_t pid)
+		   struct mt_probes *probes, uint32_t pid, bool scan)
 {
 	const struct mt_image *img = NULL;
 	struct mt_objects objs;
@@ -265,10 +297,21 @@ static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		return 0; /* gone */
 	if (!img && mt_objects_of_pid((pid_t)pid, &objs))
 		return 0; /* gone */
+	scan = scan && !sys->family;
+	/* Files mapped since an event had this process read: an mmap of
+	 * code without dlopen, or an exec whose first allocation's event
+	 * was lost. */
+	if (img && scan && sys->images->grew && told(skel, pid))
+		for (size_t k = 0; k < sys->images->grew; k++)
+			scan_found(sys, pid, "newly mapped",
+				   k < MT_IMAGES_GREW_MAX
+					   ? sys->images->grew_files[k]->path
+					   : "(and more)");
 	if (sys->family)
 		mt_family_update(sys->family, skel, pid, &objs);
 	else
-		ret = probe_new_files(sys, skel, probes, &objs, &uses);
+		ret = probe_new_files(sys, skel, probes, &objs, &uses, scan,
+				      pid);
 	mt_objects_free(&objs);
 	if (ret || !(sys->family || uses))
 		return ret;
@@ -287,16 +330,38 @@ static int look_at(struct mt_system *sys, struct memleak_bpf *skel,
 	return ret;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* System-wide: the images of processes this scan did not find (LIVE,
+ * NLIVE of them: every process of /proc) go, and the files only they
+ * mapped are closed. */
+static void drop_exited(struct mt_system *sys, uint32_t *live, size_t nlive)
+{
+	if (sys->family || !sys->images || !live)
+		return;
+	qsort(live, nlive, sizeof(*live), cmp_pid);
+	mt_images_keep_only(sys->images, live, nlive);
+}
+
 int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 		   struct mt_probes *probes)
 {
 	DIR *d = opendir("/proc");
+	bool later = sys->scans > 0;
+	uint32_t *live = NULL;
+	size_t nlive = 0, cap = 0;
 	struct dirent *e;
 	int ret = 0;
 
 	sys->last_scan_ns = mt_loop_now_ns();
 	if (!d)
 		return -errno;
+	sys->scans++;
 	for (size_t i = 0; i < sys->nprocs; i++)
 		sys->alive[i] = false;
 	while (ret == 0 && (e = readdir(d)) != NULL) {
@@ -305,9 +370,27 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 
 		if (*end || pid == 0)
 			continue; /* not a process */
-		ret = look_at(sys, skel, probes, (uint32_t)pid);
+		if (nlive == cap) {
+			uint32_t *nv = realloc(live, (cap ? cap * 2 : 512) *
+						     sizeof(*nv));
+
+			if (!nv) {
+				free(live);
+				live = NULL; /* none dropped this time */
+				cap = SIZE_MAX;
+			} else {
+				live = nv;
+				cap = cap ? cap * 2 : 512;
+			}
+		}
+		if (live)
+			live[nlive++] = (uint32_t)pid;
+		ret = look_at(sys, skel, probes, (uint32_t)pid, later);
 	}
 	closedir(d);
+	if (ret == 0)
+		drop_exited(sys, live, nlive);
+	free(live);
 	return ret ? ret : harvest(sys, skel);
 }
 
@@ -329,7 +412,7 @@ int mt_system_probe_installed(struct mt_system *sys, struct memleak_bpf *skel,
 int mt_system_look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		      struct mt_probes *probes, uint32_t pid)
 {
-	return look_at(sys, skel, probes, pid);
+	return look_at(sys, skel, probes, pid, false);
 }
 
 static int on_new_pid(void *ctx, void *data, size_t size)

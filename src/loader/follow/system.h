@@ -43,9 +43,17 @@ struct mt_system {
 	 * one apart, in this family; NULL: every process using a probed
 	 * file, whose files are probed for all processes. */
 	struct mt_family *family;
-	/* Following: the registry each process is read into (images.h);
-	 * NULL: read here, /proc alone. */
+	/* The registry each process is read into (images.h); NULL: read
+	 * here, /proc alone.  System-wide, a scan drops the images of the
+	 * processes it no longer finds. */
 	struct mt_images *images;
+	bool verbose;                /* -v: say what a scan found */
+	uint64_t scans;              /* scans of /proc done */
+	/* Found by a scan after the first, that no event (a process's first
+	 * allocation, ld.so's hook for a dlopen) had told of: an allocator
+	 * file newly mapped, or files a process maps that its image read
+	 * at the last event did not. */
+	uint64_t scan_finds;
 };
 
 /*

@@ -103,6 +103,7 @@ static void file_free(struct mt_images *r, struct mt_image_file *f)
 		r->on_file_gone(r->ctx, f);
 	if (f->fd >= 0)
 		close(f->fd);
+	r->closed++;
 	free(f->path);
 	free(f);
 }
@@ -299,6 +300,29 @@ static int image_build(struct mt_images *r, pid_t pid,
 	return 0;
 }
 
+/* The files IMG maps that OLD did not, counted into R (before OLD goes). */
+static void count_grown(struct mt_images *r, const struct mt_image *old,
+			const struct mt_image *img)
+{
+	r->grew = 0;
+	if (!old)
+		return;
+	r->gen++;
+	for (size_t i = 0; i < old->n; i++)
+		if (old->v[i].file)
+			old->v[i].file->mark = r->gen;
+	for (size_t i = 0; i < img->n; i++) {
+		struct mt_image_file *f = img->v[i].file;
+
+		if (f->mark == r->gen)
+			continue;
+		f->mark = r->gen;
+		if (r->grew < MT_IMAGES_GREW_MAX)
+			r->grew_files[r->grew] = f;
+		r->grew++;
+	}
+}
+
 /* PID runs IMG from now on (the one it ran is put). */
 static int set_image(struct mt_images *r, uint32_t pid, struct mt_image *img)
 {
@@ -339,8 +363,10 @@ const struct mt_image *mt_images_read(struct mt_images *r, pid_t pid,
 	mt_maps_free(&maps);
 	if (img)
 		img->refs = 1;
-	if (!ret)
+	if (!ret) {
+		count_grown(r, mt_images_of(r, pid), img);
 		ret = set_image(r, (uint32_t)pid, img);
+	}
 	if (ret) {
 		image_put(r, img);
 		errno = -ret;
@@ -378,7 +404,24 @@ void mt_images_exit(struct mt_images *r, pid_t pid)
 	memmove(r->procs + i, r->procs + i + 1,
 		(r->nprocs - i - 1) * sizeof(*r->procs));
 	r->nprocs--;
+	r->dropped += img->refs == 1;
 	image_put(r, img);
+}
+
+void mt_images_keep_only(struct mt_images *r, const uint32_t *live,
+			 size_t nlive)
+{
+	size_t k = nlive;
+
+	/* Both by pid: from the end, so that an exit moves nothing unseen. */
+	for (size_t i = r->nprocs; i-- > 0;) {
+		uint32_t pid = r->procs[i].pid;
+
+		while (k > 0 && live[k - 1] > pid)
+			k--;
+		if (k == 0 || live[k - 1] != pid)
+			mt_images_exit(r, (pid_t)pid);
+	}
 }
 
 int mt_image_file_open(const struct mt_image_file *f)

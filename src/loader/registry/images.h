@@ -53,6 +53,8 @@ struct mt_image {
 	size_t n;
 };
 
+#define MT_IMAGES_GREW_MAX 8
+
 struct mt_images {
 	struct mt_image_file **files;  /* by key */
 	size_t nfiles;
@@ -67,6 +69,13 @@ struct mt_images {
 	uint64_t reads;           /* mt_images_read() calls */
 	uint64_t gen;             /* marks files counted once per image */
 	uint64_t opened;          /* files opened (each once) */
+	uint64_t dropped;         /* images dropped as their last process exited */
+	uint64_t closed;          /* files gone with their last image */
+	/* The last mt_images_read(): how many files its image maps that the
+	 * image it replaced did not (0 when it replaced none), and the
+	 * first MT_IMAGES_GREW_MAX of them. */
+	size_t grew;
+	const struct mt_image_file *grew_files[MT_IMAGES_GREW_MAX];
 };
 
 /*
@@ -89,6 +98,11 @@ int mt_images_fork(struct mt_images *r, pid_t parent, pid_t child);
 
 /* PID has exited: its image is dropped, and the files only it mapped. */
 void mt_images_exit(struct mt_images *r, pid_t pid);
+
+/* Drop the images of every process but those of the NLIVE pids in LIVE
+ * (sorted): they have exited (a scan of /proc did not find them). */
+void mt_images_keep_only(struct mt_images *r, const uint32_t *live,
+			 size_t nlive);
 
 /* The file of identity KEY, or NULL. */
 const struct mt_image_file *mt_images_file(const struct mt_images *r,

@@ -20,6 +20,7 @@
 #include "errmsg.h"
 #include "follow.h"
 #include "kernel_vmas.h"
+#include "fd_limit.h"
 #include "libs_cache.h"
 #include "loop.h"
 #include "memleak.skel.h"
@@ -91,9 +92,13 @@ static int attach_system(struct memleak_bpf *skel, enum mt_link_mode mode,
 	if (ret == 0 && c->sys->nprobed)
 		ret = mt_system_probe_installed(c->sys, skel, c->probes);
 	if (ret) {
+		struct mt_images *images = c->sys->images;
+
 		mt_probes_detach(c->probes);
 		mt_system_free(c->sys);
 		c->sys->prefix = c->o->symbol_prefix;
+		c->sys->images = images;
+		c->sys->verbose = c->o->verbose;
 	}
 	return ret;
 }
@@ -683,7 +688,12 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 		      : mt_target_follows(o) ? MT_TRACER_FAMILY : MT_TRACER_ONE;
 	tr->sys.prefix = o->symbol_prefix;
 	tr->sys.family = tr->kind == MT_TRACER_FAMILY ? &tr->fam : NULL;
-	tr->sys.images = tr->kind == MT_TRACER_FAMILY ? &tr->images : NULL;
+	/* Every mode reads processes into the one registry; system-wide it
+	 * holds a descriptor per file mapped executable on the machine. */
+	tr->sys.images = &tr->images;
+	tr->sys.verbose = o->verbose;
+	if (tr->kind == MT_TRACER_SYSTEM)
+		mt_fd_limit_raise();
 	tr->s.duration = o->duration;
 	tr->s.sigfd = sigfd;
 	tr->s.wake_fd = -1;
@@ -958,6 +968,12 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		fprintf(stderr, "memtrace: deferred stacks: %" PRIu64 " copies, %" PRIu64 " unwound (%" PRIu64 " cut short), %" PRIu64 " never unwound, %" PRIu64 " lost\n",
 			raw->sum.counters[MT_CNT_DEFER_COPIES], done, cut,
 			waiting, raw->sum.counters[MT_CNT_DEFER_LOST]);
+		if (tr->kind == MT_TRACER_SYSTEM)
+			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; scans of /proc: %" PRIu64 ", finds no event had told of: %" PRIu64 "\n",
+				tr->images.nprocs, tr->images.nfiles,
+				tr->images.opened, tr->images.dropped,
+				tr->images.closed, tr->sys.scans,
+				tr->sys.scan_finds);
 		mt_kvmas_stats(&done, &waiting);
 		if (done)
 			fprintf(stderr, "memtrace: files the kernel named (mappings of processes that may be gone): %" PRIu64 ", %" PRIu64 " could not be opened\n",

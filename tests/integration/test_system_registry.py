@@ -1,0 +1,117 @@
+"""System-wide, the image registry (src/loader/registry/images.c) follows
+every process: a process's image is dropped, and the files only it mapped
+closed, once it has exited, so a long run's registry does not grow with
+the processes that came and went; and the 1 s scan of /proc, the safety
+net behind the events, counts (and says with -v) what it found that no
+event had told of."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import mtlib
+from mtlib import check, check_eq, test
+
+REGISTRY = re.compile(r"^memtrace: registry: (\d+) process images, (\d+) files open \((\d+) opened in all\); "
+                      r"(\d+) images dropped at exit, (\d+) files closed; scans of /proc: (\d+), "
+                      r"finds no event had told of: (\d+)$")
+FOUND = re.compile(r"^memtrace: the scan found pid (\d+) \((.*)\): (allocator file|newly mapped) (.*), "
+                   r"which no event had told of$")
+
+
+def system_run(work):
+    """System-wide memtrace -v while WORK() runs; stopped by SIGINT after
+    it.  Returns memtrace's Bg, finished."""
+    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-o", os.devnull], stdin=subprocess.DEVNULL)
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+        work()
+        mt.signal(signal.SIGINT)
+        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
+    finally:
+        mtlib.kill_quietly(mt)
+    return mt
+
+
+def registry_line(mt):
+    lines = [REGISTRY.match(l.rstrip("\n")) for l in mt.err.text().splitlines()]
+    lines = [m for m in lines if m]
+    check_eq(len(lines), 1, "registry lines in -v output", mt.details())
+    return [int(x) for x in lines[0].groups()]
+
+
+def live_pids():
+    return sum(1 for p in os.listdir("/proc") if p.isdigit())
+
+
+@test("system_registry.exited_dropped")
+def _exited_dropped():
+    """200 short-lived processes, each allocating (so an event has its image
+    read) and gone seconds before the end: the registry has dropped their
+    images, and keeps about one per live process."""
+    def work():
+        # Batches of 50 `sleep 0.4`: each allocates at its start (locale),
+        # is read into the registry while it sleeps, and exits.
+        for _ in range(4):
+            procs = [subprocess.Popen(["/usr/bin/sleep", "0.4"]) for _ in range(50)]
+            for p in procs:
+                p.wait(30)
+        time.sleep(2.5)  # scans notice the exits
+
+    mt = system_run(work)
+    images, nfiles, opened, dropped, closed, scans, _ = registry_line(mt)
+    live = live_pids()
+    details = "%s\nlive processes after: %d" % (mt.details(), live)
+    check(scans >= 2, "scans of /proc: %d" % scans, details)
+    check(dropped >= 150, "images dropped at exit: %d (of 200 processes gone)" % dropped, details)
+    # Not one per process that ever ran (the 200 and the machine's own).
+    check(images <= live + 40, "process images at the end: %d, live processes: %d" % (images, live), details)
+    check(nfiles <= opened and closed == opened - nfiles,
+          "files: %d open, %d opened, %d closed" % (nfiles, opened, closed), details)
+
+
+@test("system_registry.scan_finds_counted")
+def _scan_finds():
+    """A python3 maps a copy of a library executable with mmap (no dlopen:
+    no event tells of it): the next scan finds it, counts it and names it.
+    It then execs perl, whose first allocation is an event that has the new
+    image read: perl's files are not among the scan's finds."""
+    d = tempfile.mkdtemp(prefix="mt-scanfind-")
+    mapped = os.path.join(d, "mapped.so")
+    shutil.copy("/usr/lib/x86_64-linux-gnu/libz.so.1", mapped)
+    script = ("import mmap, os, time\n"
+              "time.sleep(1.5)\n"  # a scan reads its image as it is
+              "f = open(%r, 'rb')\n"
+              "m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)\n"
+              "print('mapped', flush=True)\n"
+              "time.sleep(2.5)\n"  # the next scan finds it
+              "os.execv('/usr/bin/perl', ['perl', '-e', 'print qq(perl\\n); sleep 3'])\n" % mapped)
+    py = []
+
+    def work():
+        p = mtlib.Bg(["/usr/bin/python3", "-c", script], stdin=subprocess.DEVNULL)
+        py.append(p)
+        try:
+            check(p.out.wait_for(lambda l: l.startswith("mapped"), 30) is not None,
+                  "python3 did not map the library", p.details())
+            check(p.out.wait_for(lambda l: l.startswith("perl"), 30) is not None,
+                  "python3 did not exec perl", p.details())
+            check_eq(p.wait(30), 0, "perl exit status", p.details())
+        finally:
+            mtlib.kill_quietly(p)
+
+    mt = system_run(work)
+    pid = py[0].pid
+    finds = [FOUND.match(l.rstrip("\n")) for l in mt.err.text().splitlines()]
+    mine = [m.groups()[2:] for m in finds if m and int(m.group(1)) == pid]
+    details = "%s\nfinds of pid %d: %s" % (mt.details(), pid, mine)
+    check(("newly mapped", mapped) in mine, "the scan did not name %s as newly mapped" % mapped, details)
+    perl = [path for _, path in mine if "perl" in path]
+    check(not perl, "perl's files, told by its first allocation, counted as the scan's finds", details)
+    counted = registry_line(mt)[6]
+    check_eq(counted, sum(1 for m in finds if m), "finds counted against finds said", details)
