@@ -205,6 +205,9 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # The registry of process images and their files (src/loader/registry/images.c).
 -include tests/unit/images.mk
 
+# The registry's system-wide upkeep: exited processes' images dropped.
+-include tests/unit/images_sweep.mk
+
 # memtrace's own allocator code out of reach of its probes
 # (src/loader/registry/private_text.c).
 -include tests/unit/private_text.mk
