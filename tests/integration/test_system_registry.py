@@ -19,6 +19,7 @@ from mtlib import check, check_eq, test
 REGISTRY = re.compile(r"^memtrace: registry: (\d+) process images, (\d+) files open \((\d+) opened in all\); "
                       r"(\d+) images dropped at exit, (\d+) files closed; scans of /proc: (\d+), "
                       r"finds no event had told of: (\d+)$")
+KEPT = re.compile(r"^memtrace: files the kernel named .*; processes whose mappings are kept: (\d+)$")
 FOUND = re.compile(r"^memtrace: the scan found pid (\d+) \((.*)\): (allocator file|newly mapped) (.*), "
                    r"which no event had told of$")
 
@@ -52,8 +53,9 @@ def live_pids():
 @test("system_registry.exited_dropped")
 def _exited_dropped():
     """200 short-lived processes, each allocating (so an event has its image
-    read) and gone seconds before the end: the registry has dropped their
-    images, and keeps about one per live process."""
+    read, and the kernel tells of its mappings) and gone seconds before the
+    end: the registry has dropped their images, and the mappings the kernel
+    told of; it keeps about one of each per live process."""
     def work():
         # Batches of 50 `sleep 0.4`: each allocates at its start (locale),
         # is read into the registry while it sleeps, and exits.
@@ -73,6 +75,12 @@ def _exited_dropped():
     check(images <= live + 40, "process images at the end: %d, live processes: %d" % (images, live), details)
     check(nfiles <= opened and closed == opened - nfiles,
           "files: %d open, %d opened, %d closed" % (nfiles, opened, closed), details)
+    # The mappings the kernel told of go with the processes too.
+    kept = [KEPT.match(l) for l in mt.err.text().splitlines()]
+    kept = [int(m.group(1)) for m in kept if m]
+    check_eq(len(kept), 1, "lines of processes whose mappings the kernel told are kept", details)
+    check(kept[0] <= live + 40, "processes whose told mappings are kept: %d, live processes: %d" % (kept[0], live),
+          details)
 
 
 @test("system_registry.scan_finds_counted")

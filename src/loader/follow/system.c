@@ -247,6 +247,9 @@ static int harvest(struct mt_system *sys, struct memleak_bpf *skel)
 		if (!sys->gone[i] && !sys->alive[i]) {
 			sys->gone[i] = true;
 			bpf_map_delete_elem(fd, &sys->procs[i].pid);
+			if (sys->on_harvested)
+				sys->on_harvested(sys->harvest_ctx,
+						  &sys->procs[i]);
 		}
 	}
 	free(pids);

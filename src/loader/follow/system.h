@@ -54,6 +54,10 @@ struct mt_system {
 	 * file newly mapped, or files a process maps that its image read
 	 * at the last event did not. */
 	uint64_t scan_finds;
+	/* Told of each process harvested (exited, what it left moved into
+	 * dead), with its entry; NULL: none. */
+	void (*on_harvested)(void *ctx, struct mt_process *p);
+	void *harvest_ctx;
 };
 
 /*

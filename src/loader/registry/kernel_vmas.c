@@ -39,6 +39,7 @@ static struct {
 	size_t nprocs;
 	struct mt_itab file_index, proc_index;  /* system-wide: thousands */
 	uint64_t unopened;
+	size_t nforgot;  /* procs[] slots of processes forgotten (pid 0) */
 } K;
 
 static uint64_t key_hash(const struct mt_file_key *key)
@@ -275,6 +276,43 @@ size_t mt_kvmas_modules(struct mt_process *proc)
 		added++;
 	}
 	return added;
+}
+
+/* The slots of forgotten processes out of procs[], and the index made
+ * again over those left (once they are many: a rebuild costs them all). */
+static void compact_procs(void)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < K.nprocs; i++)
+		if (K.procs[i].pid || K.procs[i].v)
+			K.procs[k++] = K.procs[i];
+	K.nprocs = k;
+	K.nforgot = 0;
+	mt_itab_free(&K.proc_index);
+	memset(&K.proc_index, 0, sizeof(K.proc_index));
+	for (size_t i = 0; i < K.nprocs; i++)
+		if (mt_itab_add(&K.proc_index,
+				mt_hash_u64(MT_HASH_SEED, K.procs[i].pid),
+				(uint32_t)i))
+			break; /* out of memory: those after are not found */
+}
+
+void mt_kvmas_forget(uint32_t pid)
+{
+	struct kproc *p = pid ? proc_of(pid, false) : NULL;
+
+	if (!p)
+		return;
+	free(p->v);
+	*p = (struct kproc){ .pid = 0 }; /* found by no pid */
+	if (++K.nforgot >= 64 && K.nforgot * 2 >= K.nprocs)
+		compact_procs();
+}
+
+size_t mt_kvmas_nprocs(void)
+{
+	return K.nprocs - K.nforgot;
 }
 
 void mt_kvmas_stats(uint64_t *files, uint64_t *unopened)

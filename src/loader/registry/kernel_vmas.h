@@ -43,6 +43,14 @@ int mt_kvmas_open(const struct mt_file_key *file, const char **name);
  * was gone before /proc could be read).  How many were added. */
 size_t mt_kvmas_modules(struct mt_process *proc);
 
+/* PID's mappings are not needed any more (it exited, its allocations
+ * were harvested and its copies unwound): they go.  Its files stay, for
+ * the unwind tables asked of them. */
+void mt_kvmas_forget(uint32_t pid);
+
+/* Processes whose mappings are kept (for -v, and tests). */
+size_t mt_kvmas_nprocs(void);
+
 /* Files told of, and those that could not be opened (for -v). */
 void mt_kvmas_stats(uint64_t *files, uint64_t *unopened);
 

@@ -586,6 +586,17 @@ static void use_unwind_cache(struct mt_tracer *tr)
 		mt_unwinder_use_cache(&tr->uw, NULL, tr->o->unwind_cache_max);
 }
 
+/*
+ * System-wide, a process harvested: named by the mappings the kernel told
+ * of if /proc never showed it any, and then those go (kernel_vmas.h).
+ */
+static void system_harvested(void *ctx, struct mt_process *p)
+{
+	(void)ctx;
+	mt_kvmas_modules(p);
+	mt_deferred_unwind_forget(p->pid);
+}
+
 static int start_system(struct mt_tracer *tr)
 {
 	int ret = attach_to_system(tr);
@@ -609,6 +620,7 @@ static int start_system(struct mt_tracer *tr)
 		return ret;
 	tr->s.on_new_files = system_tick;
 	tr->s.ctx = tr;
+	tr->sys.on_harvested = system_harvested;
 	mt_collect_start(tr->skel); /* every probe is in place */
 	tr->s.wake_fd = mt_system_wake_fd(&tr->sys, tr->skel);
 	return 0;
@@ -976,8 +988,8 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 				tr->sys.scan_finds);
 		mt_kvmas_stats(&done, &waiting);
 		if (done)
-			fprintf(stderr, "memtrace: files the kernel named (mappings of processes that may be gone): %" PRIu64 ", %" PRIu64 " could not be opened\n",
-				done, waiting);
+			fprintf(stderr, "memtrace: files the kernel named (mappings of processes that may be gone): %" PRIu64 ", %" PRIu64 " could not be opened; processes whose mappings are kept: %zu\n",
+				done, waiting, mt_kvmas_nprocs());
 		mt_deferred_unwind_depth(&done, &waiting, &cut);
 		if (done)
 			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",

@@ -496,6 +496,24 @@ void mt_deferred_unwind_exit(uint32_t pid)
 			ask_tables(D.wait[i], p);
 }
 
+bool mt_deferred_unwind_forget(uint32_t pid)
+{
+	if (D.on) {
+		mt_unwinder_poll(D.u); /* its copies not read yet */
+		for (size_t i = 0; i < D.nwait; i++)
+			if (D.wait[i]->pid == pid)
+				return false;
+		for (size_t i = 0; i < D.npids; i++)
+			if (D.pids[i].pid == pid) {
+				free(D.pids[i].v);
+				D.pids[i] = D.pids[--D.npids];
+				break;
+			}
+	}
+	mt_kvmas_forget(pid);
+	return true;
+}
+
 int mt_deferred_unwind_init(struct mt_unwinder *u, struct memleak_bpf *skel,
 			    uint32_t mode)
 {

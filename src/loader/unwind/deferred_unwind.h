@@ -41,6 +41,15 @@ void mt_deferred_unwind_poll(bool final);
  * there): read its copies, and what they need of it, now. */
 void mt_deferred_unwind_exit(uint32_t pid);
 
+/*
+ * Process PID has exited and its allocations were harvested: unless a
+ * copy of its stacks still waits for a table, its mappings (here and as
+ * the kernel told them, kernel_vmas.h) go, so that a long system-wide run
+ * does not keep those of every process that came and went.  True when
+ * they went.
+ */
+bool mt_deferred_unwind_forget(uint32_t pid);
+
 /* Is ID a provisional id whose whole stack is known? */
 bool mt_deferred_unwind_resolved(uint64_t id);
 
