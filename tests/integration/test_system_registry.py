@@ -12,6 +12,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 import mtlib
 from mtlib import check, check_eq, test
@@ -24,14 +25,14 @@ FOUND = re.compile(r"^memtrace: the scan found pid (\d+) \((.*)\): (allocator fi
                    r"which no event had told of$")
 
 
-def system_run(work):
-    """System-wide memtrace -v while WORK() runs; stopped by SIGINT after
-    it.  Returns memtrace's Bg, finished."""
-    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-o", os.devnull], stdin=subprocess.DEVNULL)
+def system_run(work, args=()):
+    """System-wide memtrace -v ARGS while WORK(mt) runs; stopped by SIGINT
+    after it.  Returns memtrace's Bg, finished."""
+    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-o", os.devnull] + list(args), stdin=subprocess.DEVNULL)
     try:
         line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
         check(line is not None, "system-wide memtrace did not start tracing", mt.details())
-        work()
+        work(mt)
         mt.signal(signal.SIGINT)
         check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
     finally:
@@ -46,6 +47,15 @@ def registry_line(mt):
     return [int(x) for x in lines[0].groups()]
 
 
+def metric(url, name):
+    """The value of NAME in /metrics at URL."""
+    with urllib.request.urlopen(url + "/metrics", timeout=60) as r:
+        text = r.read().decode()
+    m = re.search(r"^%s (\d+)$" % name, text, re.M)
+    check(m is not None, "/metrics has no %s" % name, text[-2000:])
+    return int(m.group(1))
+
+
 def live_pids():
     return sum(1 for p in os.listdir("/proc") if p.isdigit())
 
@@ -56,7 +66,7 @@ def _exited_dropped():
     read, and the kernel tells of its mappings) and gone seconds before the
     end: the registry has dropped their images, and the mappings the kernel
     told of; it keeps about one of each per live process."""
-    def work():
+    def work(mt):
         # Batches of 50 `sleep 0.4`: each allocates at its start (locale),
         # is read into the registry while it sleeps, and exits.
         for _ in range(4):
@@ -88,32 +98,51 @@ def _scan_finds():
     """A python3 maps a copy of a library executable with mmap (no dlopen:
     no event tells of it): the next scan finds it, counts it and names it.
     It then execs perl, whose first allocation is an event that has the new
-    image read: perl's files are not among the scan's finds."""
+    image read: perl's files are not among the scan's finds.  /metrics
+    shows the count rise, and the registry's images."""
     d = tempfile.mkdtemp(prefix="mt-scanfind-")
     mapped = os.path.join(d, "mapped.so")
     shutil.copy("/usr/lib/x86_64-linux-gnu/libz.so.1", mapped)
-    script = ("import mmap, os, time\n"
+    script = ("import mmap, os, sys, time\n"
               "time.sleep(1.5)\n"  # a scan reads its image as it is
+              "print('ready', flush=True)\n"
+              "sys.stdin.readline()\n"
               "f = open(%r, 'rb')\n"
               "m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)\n"
               "print('mapped', flush=True)\n"
               "time.sleep(2.5)\n"  # the next scan finds it
               "os.execv('/usr/bin/perl', ['perl', '-e', 'print qq(perl\\n); sleep 3'])\n" % mapped)
-    py = []
+    py, seen = [], []
 
-    def work():
-        p = mtlib.Bg(["/usr/bin/python3", "-c", script], stdin=subprocess.DEVNULL)
+    def work(mt):
+        serving = [l for l in mt.err.lines if l.startswith("memtrace: serving ")]
+        check(serving, "system-wide memtrace --http did not serve", mt.details())
+        url = re.match(r"memtrace: serving (http://\S+?)/ ", serving[0]).group(1)
+        p = mtlib.Bg(["/usr/bin/python3", "-c", script])
         py.append(p)
         try:
+            check(p.out.wait_for(lambda l: l.startswith("ready"), 30) is not None,
+                  "python3 did not start", p.details())
+            before = metric(url, "memtrace_scan_finds_total")
+            p.send("\n")
             check(p.out.wait_for(lambda l: l.startswith("mapped"), 30) is not None,
                   "python3 did not map the library", p.details())
+            for _ in range(40):  # the next scan (once a second) finds it
+                seen.append(metric(url, "memtrace_scan_finds_total"))
+                if seen[-1] > before:
+                    break
+                time.sleep(0.1)
+            check(seen[-1] > before, "/metrics: memtrace_scan_finds_total stayed %d (%d reads)" % (before, len(seen)),
+                  "".join(l for l in mt.err.lines if "scan" in l))
+            images = metric(url, "memtrace_registry_images")
+            check(1 <= images <= live_pids() + 40, "/metrics: memtrace_registry_images %d" % images)
             check(p.out.wait_for(lambda l: l.startswith("perl"), 30) is not None,
                   "python3 did not exec perl", p.details())
             check_eq(p.wait(30), 0, "perl exit status", p.details())
         finally:
             mtlib.kill_quietly(p)
 
-    mt = system_run(work)
+    mt = system_run(work, ["--http", "127.0.0.1:0"])
     pid = py[0].pid
     finds = [FOUND.match(l.rstrip("\n")) for l in mt.err.text().splitlines()]
     mine = [m.groups()[2:] for m in finds if m and int(m.group(1)) == pid]
@@ -123,3 +152,5 @@ def _scan_finds():
     check(not perl, "perl's files, told by its first allocation, counted as the scan's finds", details)
     counted = registry_line(mt)[6]
     check_eq(counted, sum(1 for m in finds if m), "finds counted against finds said", details)
+    check(counted >= seen[-1], "finds counted at the end %d, in /metrics before %d" % (counted, seen[-1]),
+          details)

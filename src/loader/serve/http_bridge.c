@@ -227,7 +227,11 @@ static int metrics(FILE *f, const void *arg)
 {
 	const struct mt_tracer *tr = arg;
 	struct mt_http_metrics m = { .data = tr->tl.on ? &tr->tl.data : NULL,
-				     .elapsed_s = mt_loop_now() - tr->s.start };
+				     .elapsed_s = mt_loop_now() - tr->s.start,
+				     .system = tr->kind == MT_TRACER_SYSTEM,
+				     .images = tr->images.nprocs,
+				     .files = tr->images.nfiles,
+				     .scan_finds = tr->sys.scan_finds };
 	int ret = mt_collect_counters(tr->skel, m.counters);
 
 	return ret ? ret : mt_http_write_metrics(f, &m);

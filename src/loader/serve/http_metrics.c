@@ -141,6 +141,17 @@ int mt_http_write_metrics(FILE *out, const struct mt_http_metrics *m)
 			live += !d->series[i].gone;
 		fprintf(out, "memtrace_processes %zu\n", live);
 	}
+	if (m->system) {
+		head(out, "memtrace_registry_images", "gauge",
+		     "Processes whose image the registry keeps now.");
+		fprintf(out, "memtrace_registry_images %zu\n", m->images);
+		head(out, "memtrace_registry_files", "gauge",
+		     "Files the registry keeps open now.");
+		fprintf(out, "memtrace_registry_files %zu\n", m->files);
+		total(out, "memtrace_scan_finds_total",
+		      "What the scan of /proc found that no event had told of.",
+		      m->scan_finds);
+	}
 	head(out, "memtrace_build_info", "gauge",
 	     "Always 1: the memtrace that serves these metrics.");
 	fprintf(out, "memtrace_build_info{version=\"%s\"} 1\n", MEMTRACE_VERSION);

@@ -7,10 +7,14 @@
  * For the whole trace, from the kernel counters read now: allocator calls,
  * failed allocations, untracked frees, truncated stacks, and each kind of
  * drop (memtrace_drops_total{reason=...}); the seconds traced.
+ * System-wide, the image registry's processes and files, and what the
+ * scan of /proc found that no event had told of.
  */
 #ifndef MEMTRACE_HTTP_METRICS_H
 #define MEMTRACE_HTTP_METRICS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <linux/types.h>
@@ -22,6 +26,10 @@ struct mt_http_metrics {
 	uint64_t counters[MT_CNT__COUNT];  /* summed over CPUs */
 	const struct mt_tl_data *data;     /* NULL: no timeline, no process */
 	double elapsed_s;                  /* seconds traced */
+	/* System-wide: the image registry now, and the scan's finds. */
+	bool system;
+	size_t images, files;
+	uint64_t scan_finds;
 };
 
 /* Write M to OUT.  0, or -EIO when OUT has an error. */
