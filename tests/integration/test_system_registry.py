@@ -18,7 +18,7 @@ import mtlib
 from mtlib import check, check_eq, test
 
 REGISTRY = re.compile(r"^memtrace: registry: (\d+) process images, (\d+) files open \((\d+) opened in all\); "
-                      r"(\d+) images dropped at exit, (\d+) files closed; scans of /proc: (\d+), "
+                      r"(\d+) images dropped at exit, (\d+) files closed; scans of /proc: (\d+) \([\d.]+ ms each\), "
                       r"finds no event had told of: (\d+)$")
 KEPT = re.compile(r"^memtrace: files the kernel named .*; processes whose mappings are kept: (\d+)$")
 FOUND = re.compile(r"^memtrace: the scan found pid (\d+) \((.*)\): (allocator file|newly mapped) (.*), "

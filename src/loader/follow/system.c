@@ -394,6 +394,7 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 	if (ret == 0)
 		drop_exited(sys, live, nlive);
 	free(live);
+	sys->scan_ns += mt_loop_now_ns() - sys->last_scan_ns;
 	return ret ? ret : harvest(sys, skel);
 }
 

@@ -49,6 +49,7 @@ struct mt_system {
 	struct mt_images *images;
 	bool verbose;                /* -v: say what a scan found */
 	uint64_t scans;              /* scans of /proc done */
+	uint64_t scan_ns;            /* and the time they took */
 	/* Found by a scan after the first, that no event (a process's first
 	 * allocation, ld.so's hook for a dlopen) had told of: an allocator
 	 * file newly mapped, or files a process maps that its image read

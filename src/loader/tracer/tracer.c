@@ -981,10 +981,11 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 			raw->sum.counters[MT_CNT_DEFER_COPIES], done, cut,
 			waiting, raw->sum.counters[MT_CNT_DEFER_LOST]);
 		if (tr->kind == MT_TRACER_SYSTEM)
-			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; scans of /proc: %" PRIu64 ", finds no event had told of: %" PRIu64 "\n",
+			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; scans of /proc: %" PRIu64 " (%.1f ms each), finds no event had told of: %" PRIu64 "\n",
 				tr->images.nprocs, tr->images.nfiles,
 				tr->images.opened, tr->images.dropped,
 				tr->images.closed, tr->sys.scans,
+				tr->sys.scans ? tr->sys.scan_ns / 1e6 / (double)tr->sys.scans : 0.0,
 				tr->sys.scan_finds);
 		mt_kvmas_stats(&done, &waiting);
 		if (done)
