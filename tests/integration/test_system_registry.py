@@ -18,7 +18,9 @@ import mtlib
 from mtlib import check, check_eq, test
 
 REGISTRY = re.compile(r"^memtrace: registry: (\d+) process images, (\d+) files open \((\d+) opened in all\); "
-                      r"(\d+) images dropped at exit, (\d+) files closed; scans of /proc: (\d+) \([\d.]+ ms each\), "
+                      r"(\d+) images dropped at exit, (\d+) files closed; "
+                      r"dlopens told by ld.so's hook \(in \d+ files\): (\d+); "
+                      r"scans of /proc: (\d+) \([\d.]+ ms each\), "
                       r"finds no event had told of: (\d+)$")
 KEPT = re.compile(r"^memtrace: files the kernel named .*; processes whose mappings are kept: (\d+)$")
 FOUND = re.compile(r"^memtrace: the scan found pid (\d+) \((.*)\): (allocator file|newly mapped) (.*), "
@@ -76,7 +78,7 @@ def _exited_dropped():
         time.sleep(2.5)  # scans notice the exits
 
     mt = system_run(work)
-    images, nfiles, opened, dropped, closed, scans, _ = registry_line(mt)
+    images, nfiles, opened, dropped, closed, _, scans, _ = registry_line(mt)
     live = live_pids()
     details = "%s\nlive processes after: %d" % (mt.details(), live)
     check(scans >= 2, "scans of /proc: %d" % scans, details)
@@ -97,13 +99,16 @@ def _exited_dropped():
 def _scan_finds():
     """A python3 maps a copy of a library executable with mmap (no dlopen:
     no event tells of it): the next scan finds it, counts it and names it.
-    It then execs perl, whose first allocation is an event that has the new
-    image read: perl's files are not among the scan's finds.  /metrics
-    shows the count rise, and the registry's images."""
+    Another copy it loads with dlopen is told by ld.so's hook, probed in
+    every process: not among the finds.  It then execs perl, whose first
+    allocation is an event that has the new image read: perl's files are
+    not among the finds either.  /metrics shows the count rise, and the
+    registry's images."""
     d = tempfile.mkdtemp(prefix="mt-scanfind-")
-    mapped = os.path.join(d, "mapped.so")
+    mapped, opened = os.path.join(d, "mapped.so"), os.path.join(d, "opened.so")
     shutil.copy("/usr/lib/x86_64-linux-gnu/libz.so.1", mapped)
-    script = ("import mmap, os, sys, time\n"
+    shutil.copy("/usr/lib/x86_64-linux-gnu/libz.so.1", opened)
+    script = ("import ctypes, mmap, os, sys, time\n"
               "time.sleep(1.5)\n"  # a scan reads its image as it is
               "print('ready', flush=True)\n"
               "sys.stdin.readline()\n"
@@ -111,7 +116,9 @@ def _scan_finds():
               "m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)\n"
               "print('mapped', flush=True)\n"
               "time.sleep(2.5)\n"  # the next scan finds it
-              "os.execv('/usr/bin/perl', ['perl', '-e', 'print qq(perl\\n); sleep 3'])\n" % mapped)
+              "ctypes.CDLL(%r)\n"
+              "time.sleep(2.5)\n"  # scans, after the hook told of it
+              "os.execv('/usr/bin/perl', ['perl', '-e', 'print qq(perl\\n); sleep 3'])\n" % (mapped, opened))
     py, seen = [], []
 
     def work(mt):
@@ -148,9 +155,12 @@ def _scan_finds():
     mine = [m.groups()[2:] for m in finds if m and int(m.group(1)) == pid]
     details = "%s\nfinds of pid %d: %s" % (mt.details(), pid, mine)
     check(("newly mapped", mapped) in mine, "the scan did not name %s as newly mapped" % mapped, details)
+    check(not any(path == opened for _, path in mine),
+          "the dlopen'ed %s, told by ld.so's hook, counted as the scan's find" % opened, details)
+    check(registry_line(mt)[5] >= 1, "no dlopen told by ld.so's hook", details)
     perl = [path for _, path in mine if "perl" in path]
     check(not perl, "perl's files, told by its first allocation, counted as the scan's finds", details)
-    counted = registry_line(mt)[6]
+    counted = registry_line(mt)[7]
     check_eq(counted, sum(1 for m in finds if m), "finds counted against finds said", details)
     check(counted >= seen[-1], "finds counted at the end %d, in /metrics before %d" % (counted, seen[-1]),
           details)

@@ -848,6 +848,27 @@ void mt_probes_note_cxx(struct mt_probes *p, const struct mt_object *obj)
 	note_cxx(p, obj);
 }
 
+int mt_probes_attach_dl_hook(struct mt_probes *p, struct memleak_bpf *skel,
+			     const struct mt_object *obj)
+{
+	struct mt_plan pl;
+	int ret;
+
+	if (!is_dynamic_loader(obj))
+		return -EINVAL;
+	memset(&pl, 0, sizeof(pl));
+	pl.path = obj->path;
+	ret = plan_defs(&pl, dl_defs, NDL, "", false);
+	if (ret == 0 && !pl.n)
+		ret = -ENOENT;
+	if (ret)
+		return ret;
+	plan_place(&pl);
+	pl.dev = obj->dev;
+	pl.ino = obj->ino;
+	return attach_placed(p, skel, p->pid, &pl, 1);
+}
+
 /* A path by which process PID reaches its mapping of the file with
  * dev/ino DEV and INO (proc_files.h), malloc()ed, or NULL. */
 static char *mapped_path(pid_t pid, dev_t dev, ino_t ino)

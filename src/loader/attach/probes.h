@@ -92,6 +92,16 @@ int mt_probes_attach_standby(struct mt_probes *p, struct memleak_bpf *skel,
 void mt_probes_note_cxx(struct mt_probes *p, const struct mt_object *obj);
 
 /*
+ * OBJ, a dynamic loader (ld.so), gets a probe on its hook for debuggers
+ * alone (called around the mapping of every dlopen's objects): for P's
+ * processes, the loader learns of each dlopen as it happens (system-wide,
+ * where no image's probes bring it).  Returns 0, -EINVAL when OBJ is no
+ * dynamic loader, -ENOENT when it has no hook, or -errno.
+ */
+int mt_probes_attach_dl_hook(struct mt_probes *p, struct memleak_bpf *skel,
+			     const struct mt_object *obj);
+
+/*
  * P's process exec'd and stops before its new image runs: P becomes the
  * probes of that image (as mt_probes_attach makes them, the plans from
  * P->cache).  With KEEP (the process's task is the one P's links were

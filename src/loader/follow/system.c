@@ -119,6 +119,18 @@ static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 		}
 		probe = is_allocator(o, objs->has_exe && i == 0, &family,
 				     sys->prefix);
+		/* ld.so: its hook tells of every dlopen (not named: it
+		 * allocates nothing of the program's). */
+		if (!probe && !sys->family) {
+			ret = mt_probes_attach_dl_hook(probes, skel, o);
+			if (ret == -EOPNOTSUPP)
+				return ret;
+			if (ret == 0)
+				sys->dl_hooks++;
+			else if (ret != -EINVAL && sys->verbose)
+				fprintf(stderr, "memtrace: no dlopen events from %s: %s\n",
+					o->shown, strerror(-ret));
+		}
 		if (probe) {
 			ret = mt_probes_attach_object(probes, skel, o, family,
 						      sys->prefix);
@@ -416,6 +428,11 @@ int mt_system_probe_installed(struct mt_system *sys, struct memleak_bpf *skel,
 int mt_system_look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		      struct mt_probes *probes, uint32_t pid)
 {
+	/* The hook runs as a program loads too: its first allocation's
+	 * event reads it then. */
+	if (!sys->family && !told(skel, pid))
+		return 0;
+	sys->dlopens++;
 	return look_at(sys, skel, probes, pid, false);
 }
 

@@ -55,6 +55,8 @@ struct mt_system {
 	 * file newly mapped, or files a process maps that its image read
 	 * at the last event did not. */
 	uint64_t scan_finds;
+	size_t dl_hooks;             /* dynamic loaders whose hook is probed */
+	uint64_t dlopens;            /* dlopens they told of, looked at */
 	/* Told of each process harvested (exited, what it left moved into
 	 * dead), with its entry; NULL: none. */
 	void (*on_harvested)(void *ctx, struct mt_process *p);
@@ -99,8 +101,12 @@ int mt_system_probe_installed(struct mt_system *sys, struct memleak_bpf *skel,
 
 /*
  * What mt_system_scan does, for process PID alone: as ld.so's hook tells
- * of its dlopen, the allocator it may bring is probed at once, not at the
- * next scan.  Returns 0 or -errno when probing failed.
+ * of its dlopen, the allocator it may bring is probed at once, and its
+ * image read into the registry, not at the next scan.  System-wide
+ * (where mt_system_scan probes every ld.so's hook), a process that has
+ * not allocated since its start or exec is left to the event of its first
+ * allocation (the hook also runs as a program loads).  Returns 0 or
+ * -errno when probing failed.
  */
 int mt_system_look_at(struct mt_system *sys, struct memleak_bpf *skel,
 		      struct mt_probes *probes, uint32_t pid);

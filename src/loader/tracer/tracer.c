@@ -533,12 +533,14 @@ static bool on_dlopen(void *arg, pid_t pid)
 {
 	struct mt_tracer *tr = arg;
 	double t0 = mt_loop_now();
+	uint64_t seen = tr->sys.dlopens;
 	bool asked = false;
 
 	if (tr->stopped)
 		return false;
 	if (tr->kind == MT_TRACER_SYSTEM) {
-		mt_unwinder_add_process(&tr->uw, pid);
+		/* Its image into the registry; its tables are made as
+		 * stacks meet its files (system-wide, not every file's). */
 		asked = true;
 		mt_system_look_at(&tr->sys, tr->skel, &tr->probes, (uint32_t)pid);
 	} else if (tr->kind == MT_TRACER_ONE && tr->t && pid == tr->t->pid) {
@@ -552,7 +554,9 @@ static bool on_dlopen(void *arg, pid_t pid)
 			mt_unwinder_add_image(&tr->uw, pid, img);
 		asked = mt_images_of(&tr->images, pid) != NULL;
 	}
-	if (tr->o->verbose)
+	/* System-wide, not the hook's runs as every program loads. */
+	if (tr->o->verbose &&
+	    (tr->kind != MT_TRACER_SYSTEM || tr->sys.dlopens != seen))
 		fprintf(stderr, "memtrace: pid %d dlopen, looked at in %.1f ms\n",
 			(int)pid, (mt_loop_now() - t0) * 1e3);
 	return asked;
@@ -981,10 +985,11 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 			raw->sum.counters[MT_CNT_DEFER_COPIES], done, cut,
 			waiting, raw->sum.counters[MT_CNT_DEFER_LOST]);
 		if (tr->kind == MT_TRACER_SYSTEM)
-			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; scans of /proc: %" PRIu64 " (%.1f ms each), finds no event had told of: %" PRIu64 "\n",
+			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; dlopens told by ld.so's hook (in %zu files): %" PRIu64 "; scans of /proc: %" PRIu64 " (%.1f ms each), finds no event had told of: %" PRIu64 "\n",
 				tr->images.nprocs, tr->images.nfiles,
 				tr->images.opened, tr->images.dropped,
-				tr->images.closed, tr->sys.scans,
+				tr->images.closed, tr->sys.dl_hooks,
+				tr->sys.dlopens, tr->sys.scans,
 				tr->sys.scans ? tr->sys.scan_ns / 1e6 / (double)tr->sys.scans : 0.0,
 				tr->sys.scan_finds);
 		mt_kvmas_stats(&done, &waiting);
