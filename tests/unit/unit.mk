@@ -208,6 +208,9 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # The registry's system-wide upkeep: exited processes' images dropped.
 -include tests/unit/images_sweep.mk
 
+# The mappings the kernel told of, forgotten at a harvest.
+-include tests/unit/kernel_vmas.mk
+
 # memtrace's own allocator code out of reach of its probes
 # (src/loader/registry/private_text.c).
 -include tests/unit/private_text.mk
