@@ -5,7 +5,8 @@
  * symbolize.c), wherever each loads it, with the frames each process
  * would get alone; and never for another file at the same relative
  * address.  The "processes" are this test binary's executable, mapped at
- * made-up places.
+ * made-up places.  A process's files changing (a dlopen), or its modules
+ * moving in memory, opens a session for the new file only.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +28,15 @@
 
 /* A return address in this file's code: the line after the call. */
 static uint64_t here(void)
+{
+	uint64_t ip = 0;
+
+	record_return(&ip);
+	return ip;
+}
+
+/* Another return address in this file's code. */
+static uint64_t there(void)
 {
 	uint64_t ip = 0;
 
@@ -191,12 +201,75 @@ static void test_other_files_apart(void **state)
 	free(path);
 }
 
+/* A new raw profile of this process mapping the executable (a new copy). */
+static struct mt_process *self_again(struct mt_raw_profile *raw, uint64_t ip)
+{
+	struct mt_process *p = add_self(raw);
+
+	add_stack(raw, p->pid, raw->nstacks + 1, &ip, 1);
+	return p;
+}
+
+/*
+ * One process across three reports, as a trace sees it: its modules copied
+ * to new places (the loader's arrays are rebuilt), then a dlopen (libc
+ * added).  Sessions are per file: the executable's is opened once, libc's
+ * when it comes; before, each change made the process's session anew.
+ */
+static void test_dlopen_adds_a_file(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_symcache *c = mt_symcache_new();
+	struct mt_raw_profile moved_raw = { 0 }, opened = { 0 }, libc = { 0 };
+	struct mt_symcache_stats st;
+	uint64_t ip1 = here(), ip2 = there();
+	uint64_t ip3 = (uint64_t)(uintptr_t)&getpid + 1;
+
+	assert_non_null(c);
+	self_again(&fx->raw, ip1);
+	assert_int_equal(mt_symbolize_cached(&fx->raw, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.resolutions, 1);
+	mt_profile_free(&fx->out);
+
+	/* The same files, the modules elsewhere in memory: nothing new. */
+	self_again(&moved_raw, ip1);
+	add_stack(&moved_raw, moved_raw.procs[0].pid, 9, &ip2, 1);
+	assert_int_equal(mt_symbolize_cached(&moved_raw, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.resolutions, 2);
+	assert_string_equal(frame_of(&fx->out, 0, 0)->function, "here");
+	assert_string_equal(frame_of(&fx->out, 1, 0)->function, "there");
+	mt_profile_free(&fx->out);
+
+	/* A dlopen: libc's file is added, the executable's session kept. */
+	struct mt_process *p = self_again(&opened, ip2);
+
+	add_module(p, object_of(ip3));
+	add_stack(&opened, p->pid, 9, &ip3, 1);
+	assert_int_equal(mt_symbolize_cached(&opened, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 2);
+	assert_int_equal(st.resolutions, 3);
+	assert_string_equal(frame_of(&fx->out, 0, 0)->function, "there");
+	add_process(&libc, p->pid, object_of(ip3), ip3);
+	assert_as_alone(&fx->out, 1, &libc);
+	mt_raw_profile_free(&libc);
+	mt_raw_profile_free(&moved_raw);
+	mt_raw_profile_free(&opened);
+	mt_symcache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_same_file_other_bias,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_files_apart, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dlopen_adds_a_file, setup,
 						teardown),
 	};
 
