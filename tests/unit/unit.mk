@@ -208,3 +208,6 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # memtrace's own allocator code out of reach of its probes
 # (src/loader/registry/private_text.c).
 -include tests/unit/private_text.mk
+
+# The file identity of the report's modules (src/loader/registry/mapping_capture.c).
+-include tests/unit/module_id.mk
