@@ -38,6 +38,7 @@ struct mt_http {
 	char url[128];                 /* http://ADDR:PORT */
 	pthread_mutex_t sym_lock;      /* over symbols */
 	struct mt_symcache *symbols;   /* kept from one request to the next */
+	bool own_symbols;              /* else the trace's reports' */
 	struct mt_ring ring;           /* the page's snapshots */
 	/* The snapshot thread: every --snapshot-interval, and on demand. */
 	pthread_t snapper;

@@ -17,6 +17,7 @@
 #include "array_grow.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file_addrs.h"
@@ -56,6 +57,7 @@ struct dwfl_entry {
  * the addresses outside files, per process.
  */
 struct mt_symcache {
+	pthread_mutex_t lock;      /* held by mt_symbolize_cached */
 	struct dwfl_entry *procs;
 	size_t nprocs, procs_cap;
 	struct mt_itab proc_tab;   /* pid -> procs */
@@ -672,7 +674,13 @@ static void symbolizer_free(struct symbolizer *s)
 
 struct mt_symcache *mt_symcache_new(void)
 {
-	return calloc(1, sizeof(struct mt_symcache));
+	struct mt_symcache *c = calloc(1, sizeof(*c));
+
+	if (c && pthread_mutex_init(&c->lock, NULL) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 void mt_symcache_free(struct mt_symcache *c)
@@ -691,6 +699,7 @@ void mt_symcache_free(struct mt_symcache *c)
 	mt_itab_free(&c->frame_tab);
 	mt_itab_free(&c->addr_tab);
 	mt_file_addrs_free(&c->files);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -732,22 +741,14 @@ static int give_frames(struct mt_symcache *c, struct mt_profile *out,
 	return err;
 }
 
-int mt_symbolize_cached(const struct mt_raw_profile *raw,
-			struct mt_profile *out, struct mt_symcache *cache)
+/* mt_symbolize_cached with C, which the caller holds. */
+static int symbolize_locked(const struct mt_raw_profile *raw,
+			    struct mt_profile *out, struct mt_symcache *c,
+			    bool keep)
 {
-	struct mt_symcache *c;
-	struct symbolizer s = { .raw = raw, .out = out };
+	struct symbolizer s = { .raw = raw, .out = out, .c = c };
 	int err;
 
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	if (!raw)
-		return -EINVAL;
-	c = cache ? cache : mt_symcache_new();
-	if (!c)
-		return -ENOMEM;
-	s.c = c;
 	c->reports++;
 	out->sum = raw->sum;
 	err = index_procs(&s);
@@ -758,8 +759,28 @@ int mt_symbolize_cached(const struct mt_raw_profile *raw,
 	for (size_t i = 0; !err && raw->stacks && i < raw->nstacks; i++)
 		err = add_sample(&s, &raw->stacks[i]);
 	if (!err)
-		err = give_frames(c, out, cache != NULL);
+		err = give_frames(c, out, keep);
 	symbolizer_free(&s);
+	return err;
+}
+
+int mt_symbolize_cached(const struct mt_raw_profile *raw,
+			struct mt_profile *out, struct mt_symcache *cache)
+{
+	struct mt_symcache *c;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!raw)
+		return -EINVAL;
+	c = cache ? cache : mt_symcache_new();
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	err = symbolize_locked(raw, out, c, cache != NULL);
+	pthread_mutex_unlock(&c->lock);
 	if (!cache)
 		mt_symcache_free(c);
 	if (err)
@@ -767,11 +788,13 @@ int mt_symbolize_cached(const struct mt_raw_profile *raw,
 	return err;
 }
 
-void mt_symcache_get_stats(const struct mt_symcache *c,
+void mt_symcache_get_stats(struct mt_symcache *c,
 			   struct mt_symcache_stats *stats)
 {
+	pthread_mutex_lock(&c->lock);
 	*stats = c->stats;
 	stats->sessions = c->files.sessions;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)
