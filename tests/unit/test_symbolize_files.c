@@ -6,7 +6,8 @@
  * would get alone; and never for another file at the same relative
  * address.  The "processes" are this test binary's executable, mapped at
  * made-up places.  A process's files changing (a dlopen), or its modules
- * moving in memory, opens a session for the new file only.
+ * moving in memory, opens a session for the new file only.  One cache
+ * serves threads at once (a trace's reports and its HTTP server).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +264,72 @@ static void test_dlopen_adds_a_file(void **state)
 	mt_symcache_free(c);
 }
 
+/* One thread's work on a shared cache: symbolise RAW again and again. */
+struct worker {
+	struct mt_symcache *c;
+	const struct mt_raw_profile *raw;
+	int err;
+	bool same;             /* every time, the frames RAW gets alone */
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct mt_profile alone = { 0 };
+
+	w->same = true;
+	w->err = mt_symbolize(w->raw, &alone);
+	for (int i = 0; i < 200 && !w->err; i++) {
+		struct mt_profile p = { 0 };
+
+		w->err = mt_symbolize_cached(w->raw, &p, w->c);
+		for (size_t k = 0; !w->err && k < alone.nsamples; k++) {
+			const struct mt_sample *a = &alone.samples[k];
+			const struct mt_sample *b = &p.samples[k];
+
+			w->same &= a->nframes == b->nframes;
+			for (size_t j = 0; w->same && j < a->nframes; j++)
+				w->same &= mt_frame_same(
+					&alone.frames[a->frames[j]],
+					&p.frames[b->frames[j]]);
+		}
+		mt_profile_free(&p);
+	}
+	mt_profile_free(&alone);
+	return NULL;
+}
+
+/* Two threads, two processes (their own and a shared file), one cache. */
+static void test_shared_by_threads(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_raw_profile other = { 0 };
+	struct mt_symcache *c = mt_symcache_new();
+	uint64_t ips[3] = { here(), there(),
+			    (uint64_t)(uintptr_t)&getpid + 1 };
+	pthread_t t[2];
+	struct worker w[2] = { { c, &fx->raw, 0, false },
+			       { c, &other, 0, false } };
+
+	assert_non_null(c);
+	struct mt_process *p = self_again(&fx->raw, ips[0]);
+
+	add_module(p, object_of(ips[2]));
+	add_stack(&fx->raw, p->pid, 7, ips, 3);
+	p = self_again(&other, ips[1]);
+	add_module(p, object_of(ips[2]));
+	add_stack(&other, p->pid, 7, &ips[1], 2);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(w[i].err, 0);
+		assert_true(w[i].same);
+	}
+	mt_raw_profile_free(&other);
+	mt_symcache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +338,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_files_apart, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dlopen_adds_a_file, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_shared_by_threads, setup,
 						teardown),
 	};
 
