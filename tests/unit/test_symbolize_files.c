@@ -264,6 +264,30 @@ static void test_dlopen_adds_a_file(void **state)
 	mt_symcache_free(c);
 }
 
+/*
+ * A module whose range spans another's (a saved profile's maps merge each
+ * file's mappings, as far apart as they are): an address of the inner
+ * file is that file's, as libdwfl finds it, not the outer's, listed first.
+ */
+static void test_overlapping_modules(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ip = here();
+	struct mt_module exe = object_of(ip);
+	struct mt_module lc = object_of((uint64_t)(uintptr_t)&getpid);
+	struct mt_process *p = add_proc(&fx->raw, (uint32_t)getpid(), "test");
+
+	if (exe.start < lc.start)
+		lc.start = exe.start;
+	if (exe.end > lc.end)
+		lc.end = exe.end;
+	add_module(p, lc);
+	add_module(p, exe);
+	add_stack(&fx->raw, p->pid, 1, &ip, 1);
+	assert_int_equal(mt_symbolize(&fx->raw, &fx->out), 0);
+	assert_string_equal(frame_of(&fx->out, 0, 0)->function, "here");
+}
+
 /* One thread's work on a shared cache: symbolise RAW again and again. */
 struct worker {
 	struct mt_symcache *c;
@@ -340,6 +364,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dlopen_adds_a_file, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shared_by_threads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_overlapping_modules, setup,
 						teardown),
 	};
 

@@ -94,7 +94,7 @@ struct symbolizer {
  * A module of a process as this profile's lookups see it: its range, its
  * load bias and its file in the cache's files (NO_FILE: none, it has no
  * path).  A process whose modules overlap is looked up in its modules'
- * order instead (OVERLAP set on its first span).
+ * order instead, by what each file holds (OVERLAP set on its first span).
  */
 struct span {
 	uint64_t start, end, bias;
@@ -247,7 +247,8 @@ static int add_spans(struct symbolizer *s, size_t i, size_t *n)
 		if (v[j].end > end)
 			end = v[j].end;
 	}
-	/* Overlapping modules: the first holding an address, in P's order. */
+	/* Overlapping modules (a file's range spans another's): looked up
+	 * in P's order, by what their files hold (overlapping_at). */
 	if (overlap) {
 		qsort(v, k, sizeof(*v), cmp_span_module);
 		v[0].overlap = true;
@@ -289,19 +290,57 @@ static int index_procs(struct symbolizer *s)
 	return err;
 }
 
-/* The span of raw->procs[I] holding PC, or NULL. */
-static const struct span *span_at(const struct symbolizer *s, size_t i,
-				  uint64_t pc)
+/*
+ * True when the file of span SP has code at PC (a run-time address): its
+ * session has a module there.  Opens the session.
+ */
+static int file_has(struct symbolizer *s, const struct span *sp, uint64_t pc,
+		    bool *has)
+{
+	Dwfl *dwfl;
+	int err = mt_file_addrs_dwfl(&s->c->files, sp->file, sp->m, &dwfl);
+
+	*has = !err && dwfl_addrmodule(dwfl, pc - sp->bias) != NULL;
+	return err;
+}
+
+/*
+ * Of overlapping spans V[0..N), the one holding PC: the first (in the
+ * process's order) whose file has code there, as libdwfl would find it,
+ * else the first holding PC at all, else NULL.
+ */
+static int overlapping_at(struct symbolizer *s, const struct span *v, size_t n,
+			  uint64_t pc, const struct span **out)
+{
+	int err = 0;
+
+	*out = NULL;
+	for (size_t j = 0; j < n && !err; j++) {
+		bool has = false;
+
+		if (pc < v[j].start || pc >= v[j].end)
+			continue;
+		if (!*out)
+			*out = &v[j];
+		if (v[j].file != NO_FILE)
+			err = file_has(s, &v[j], pc, &has);
+		if (has) {
+			*out = &v[j];
+			break;
+		}
+	}
+	return err;
+}
+
+/* The span of raw->procs[I] holding PC in *OUT, or NULL.  0 or -ENOMEM. */
+static int span_at(struct symbolizer *s, size_t i, uint64_t pc,
+		   const struct span **out)
 {
 	const struct span *v = s->spans + s->first_span[i];
 	size_t lo = 0, hi = s->first_span[i + 1] - s->first_span[i];
 
-	if (hi && v[0].overlap) {
-		for (size_t j = 0; j < hi; j++)
-			if (pc >= v[j].start && pc < v[j].end)
-				return &v[j];
-		return NULL;
-	}
+	if (hi && v[0].overlap)
+		return overlapping_at(s, v, hi, pc, out);
 	/* The last span starting at or before PC. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -311,7 +350,8 @@ static const struct span *span_at(const struct symbolizer *s, size_t i,
 		else
 			hi = mid;
 	}
-	return lo && pc < v[lo - 1].end ? &v[lo - 1] : NULL;
+	*out = lo && pc < v[lo - 1].end ? &v[lo - 1] : NULL;
+	return 0;
 }
 
 /* Index into raw->procs of process PID, or -1. */
@@ -561,11 +601,13 @@ static int resolve_outside(struct symbolizer *s, ptrdiff_t proc,
 static int lookup_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
 		       uint64_t ip, size_t *first, size_t *count)
 {
-	const struct span *sp = proc >= 0 && ip ? span_at(s, (size_t)proc, ip - 1)
-						: NULL;
+	const struct span *sp = NULL;
 	struct addr_key k = { s->c->addrs, pid, ip };
 	uint32_t idx;
+	int err = proc >= 0 && ip ? span_at(s, (size_t)proc, ip - 1, &sp) : 0;
 
+	if (err)
+		return err;
 	if (sp && sp->file != NO_FILE) {
 		if (mt_file_addrs_find(&s->c->files, sp->file, ip - sp->bias,
 				       first, count))
