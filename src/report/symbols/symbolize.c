@@ -28,7 +28,8 @@
 
 #define UNKNOWN_STACK "[unknown stack]"
 
-/* An address of a process and the frames it expands to (in the pool). */
+/* An address of a process in none of its files (JIT code) and its frames
+ * (in the pool). */
 struct addr_entry {
 	uint32_t pid;
 	uint64_t ip;
@@ -42,7 +43,7 @@ static uint64_t addr_hash(uint32_t pid, uint64_t ip)
 }
 
 /* What is kept of a process: its perf map, and what its files were. */
-struct dwfl_entry {
+struct proc_state {
 	uint32_t pid;
 	uint64_t files;      /* hash of its modules' ranges and files */
 	struct mt_perf_map jit;   /* its perf map, as last read */
@@ -58,7 +59,7 @@ struct dwfl_entry {
  */
 struct mt_symcache {
 	pthread_mutex_t lock;      /* held by mt_symbolize_cached */
-	struct dwfl_entry *procs;
+	struct proc_state *procs;
 	size_t nprocs, procs_cap;
 	struct mt_itab proc_tab;   /* pid -> procs */
 	struct mt_frame *frames;
@@ -139,7 +140,7 @@ static uint64_t files_hash(const struct mt_process *p)
 }
 
 struct pid_key {
-	const struct dwfl_entry *procs;
+	const struct proc_state *procs;
 	uint32_t pid;
 };
 
@@ -199,7 +200,7 @@ static int proc_entry(struct mt_symcache *c, const struct mt_process *p,
 		err = mt_itab_add(&c->proc_tab, p->pid, (uint32_t)c->nprocs);
 	if (err)
 		return err;
-	c->procs[c->nprocs] = (struct dwfl_entry){ .pid = p->pid, .files = files };
+	c->procs[c->nprocs] = (struct proc_state){ .pid = p->pid, .files = files };
 	*idx = c->nprocs++;
 	return 0;
 }
@@ -507,7 +508,7 @@ static int add_addr(struct mt_symcache *c, uint32_t pid, uint64_t ip,
 static int jit_frame(struct symbolizer *s, size_t i, uint64_t ip,
 		     struct mt_frame_vec *out)
 {
-	struct dwfl_entry *e = &s->c->procs[s->entry[i]];
+	struct proc_state *e = &s->c->procs[s->entry[i]];
 	const struct mt_perf_map *map = &e->jit;
 	const struct mt_perf_sym *sym;
 
