@@ -637,7 +637,6 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 	cmdline_view = &o->view;
 	h->bridge.efd = -1;
 	h->admit.efd = -1;
-	pthread_mutex_init(&h->sym_lock, NULL);
 	mt_ring_init(&h->ring);
 	h->own_symbols = !symbols;
 	h->symbols = symbols ? symbols : mt_symcache_new();
@@ -721,6 +720,5 @@ void mt_http_stop(struct mt_http *h)
 	if (h->own_symbols)
 		mt_symcache_free(h->symbols);
 	mt_ring_free(&h->ring);
-	pthread_mutex_destroy(&h->sym_lock);
 	free(h);
 }
