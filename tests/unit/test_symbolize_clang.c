@@ -14,7 +14,7 @@
 
 #include <unistd.h>
 #include "cu_index.h"
-#include "proc_dwfl.h"
+#include "file_dwfl.h"
 #include "self_profile.h"
 #include "symbolize.h"
 
@@ -71,9 +71,17 @@ static void test_cu_index(void **state)
 {
 	struct fixture *fx = *state;
 	const struct mt_process *self = add_self(&fx->raw);
-	uint64_t clang_pc = (uint64_t)(uintptr_t)&clang_outer;
-	uint64_t gcc_pc = (uint64_t)(uintptr_t)&test_cu_index;
-	Dwfl *dwfl = mt_proc_dwfl_open(self);
+	const struct mt_module *exe = NULL;
+
+	for (size_t i = 0; i < self->nmods && !exe; i++)
+		if ((uint64_t)(uintptr_t)&clang_outer >= self->mods[i].start &&
+		    (uint64_t)(uintptr_t)&clang_outer < self->mods[i].end)
+			exe = &self->mods[i];
+	assert_non_null(exe);
+	/* The file's session has it at its ELF addresses. */
+	uint64_t clang_pc = (uint64_t)(uintptr_t)&clang_outer - exe->bias;
+	uint64_t gcc_pc = (uint64_t)(uintptr_t)&test_cu_index - exe->bias;
+	Dwfl *dwfl = mt_file_dwfl_open(exe);
 
 	assert_non_null(dwfl);
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, clang_pc);
@@ -93,10 +101,10 @@ static void test_cu_index(void **state)
 	/* The lookup the symboliser uses agrees, whatever .debug_aranges say. */
 	Dwarf_Die *cu;
 
-	assert_int_equal(mt_proc_dwfl_addrdie(mod, clang_pc, &cu, &bias), 0);
+	assert_int_equal(mt_file_dwfl_addrdie(mod, clang_pc, &cu, &bias), 0);
 	assert_non_null(cu);
 	assert_string_equal(base(dwarf_diename(cu)), "symbolize_clang.c");
-	mt_proc_dwfl_close(dwfl);
+	mt_file_dwfl_close(dwfl);
 }
 
 int main(void)

@@ -5,7 +5,9 @@
  * symbolize.c), wherever each loads it, with the frames each process
  * would get alone; and never for another file at the same relative
  * address.  The "processes" are this test binary's executable, mapped at
- * made-up places.
+ * made-up places.  A process's files changing (a dlopen), or its modules
+ * moving in memory, opens a session for the new file only.  One cache
+ * serves threads at once (a trace's reports and its HTTP server).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,15 @@
 
 /* A return address in this file's code: the line after the call. */
 static uint64_t here(void)
+{
+	uint64_t ip = 0;
+
+	record_return(&ip);
+	return ip;
+}
+
+/* Another return address in this file's code. */
+static uint64_t there(void)
 {
 	uint64_t ip = 0;
 
@@ -191,12 +203,169 @@ static void test_other_files_apart(void **state)
 	free(path);
 }
 
+/* A new raw profile of this process mapping the executable (a new copy). */
+static struct mt_process *self_again(struct mt_raw_profile *raw, uint64_t ip)
+{
+	struct mt_process *p = add_self(raw);
+
+	add_stack(raw, p->pid, raw->nstacks + 1, &ip, 1);
+	return p;
+}
+
+/*
+ * One process across three reports, as a trace sees it: its modules copied
+ * to new places (the loader's arrays are rebuilt), then a dlopen (libc
+ * added).  Sessions are per file: the executable's is opened once, libc's
+ * when it comes; before, each change made the process's session anew.
+ */
+static void test_dlopen_adds_a_file(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_symcache *c = mt_symcache_new();
+	struct mt_raw_profile moved_raw = { 0 }, opened = { 0 }, libc = { 0 };
+	struct mt_symcache_stats st;
+	uint64_t ip1 = here(), ip2 = there();
+	uint64_t ip3 = (uint64_t)(uintptr_t)&getpid + 1;
+
+	assert_non_null(c);
+	self_again(&fx->raw, ip1);
+	assert_int_equal(mt_symbolize_cached(&fx->raw, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.resolutions, 1);
+	mt_profile_free(&fx->out);
+
+	/* The same files, the modules elsewhere in memory: nothing new. */
+	self_again(&moved_raw, ip1);
+	add_stack(&moved_raw, moved_raw.procs[0].pid, 9, &ip2, 1);
+	assert_int_equal(mt_symbolize_cached(&moved_raw, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 1);
+	assert_int_equal(st.resolutions, 2);
+	assert_string_equal(frame_of(&fx->out, 0, 0)->function, "here");
+	assert_string_equal(frame_of(&fx->out, 1, 0)->function, "there");
+	mt_profile_free(&fx->out);
+
+	/* A dlopen: libc's file is added, the executable's session kept. */
+	struct mt_process *p = self_again(&opened, ip2);
+
+	add_module(p, object_of(ip3));
+	add_stack(&opened, p->pid, 9, &ip3, 1);
+	assert_int_equal(mt_symbolize_cached(&opened, &fx->out, c), 0);
+	mt_symcache_get_stats(c, &st);
+	assert_int_equal(st.sessions, 2);
+	assert_int_equal(st.resolutions, 3);
+	assert_string_equal(frame_of(&fx->out, 0, 0)->function, "there");
+	add_process(&libc, p->pid, object_of(ip3), ip3);
+	assert_as_alone(&fx->out, 1, &libc);
+	mt_raw_profile_free(&libc);
+	mt_raw_profile_free(&moved_raw);
+	mt_raw_profile_free(&opened);
+	mt_symcache_free(c);
+}
+
+/*
+ * A module whose range spans another's (a saved profile's maps merge each
+ * file's mappings, as far apart as they are): an address of the inner
+ * file is that file's, as libdwfl finds it, not the outer's, listed first.
+ */
+static void test_overlapping_modules(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t ip = here();
+	struct mt_module exe = object_of(ip);
+	struct mt_module lc = object_of((uint64_t)(uintptr_t)&getpid);
+	struct mt_process *p = add_proc(&fx->raw, (uint32_t)getpid(), "test");
+
+	if (exe.start < lc.start)
+		lc.start = exe.start;
+	if (exe.end > lc.end)
+		lc.end = exe.end;
+	add_module(p, lc);
+	add_module(p, exe);
+	add_stack(&fx->raw, p->pid, 1, &ip, 1);
+	assert_int_equal(mt_symbolize(&fx->raw, &fx->out), 0);
+	assert_string_equal(frame_of(&fx->out, 0, 0)->function, "here");
+}
+
+/* One thread's work on a shared cache: symbolise RAW again and again. */
+struct worker {
+	struct mt_symcache *c;
+	const struct mt_raw_profile *raw;
+	int err;
+	bool same;             /* every time, the frames RAW gets alone */
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct mt_profile alone = { 0 };
+
+	w->same = true;
+	w->err = mt_symbolize(w->raw, &alone);
+	for (int i = 0; i < 200 && !w->err; i++) {
+		struct mt_profile p = { 0 };
+
+		w->err = mt_symbolize_cached(w->raw, &p, w->c);
+		for (size_t k = 0; !w->err && k < alone.nsamples; k++) {
+			const struct mt_sample *a = &alone.samples[k];
+			const struct mt_sample *b = &p.samples[k];
+
+			w->same &= a->nframes == b->nframes;
+			for (size_t j = 0; w->same && j < a->nframes; j++)
+				w->same &= mt_frame_same(
+					&alone.frames[a->frames[j]],
+					&p.frames[b->frames[j]]);
+		}
+		mt_profile_free(&p);
+	}
+	mt_profile_free(&alone);
+	return NULL;
+}
+
+/* Two threads, two processes (their own and a shared file), one cache. */
+static void test_shared_by_threads(void **state)
+{
+	struct fixture *fx = *state;
+	struct mt_raw_profile other = { 0 };
+	struct mt_symcache *c = mt_symcache_new();
+	uint64_t ips[3] = { here(), there(),
+			    (uint64_t)(uintptr_t)&getpid + 1 };
+	pthread_t t[2];
+	struct worker w[2] = { { c, &fx->raw, 0, false },
+			       { c, &other, 0, false } };
+
+	assert_non_null(c);
+	struct mt_process *p = self_again(&fx->raw, ips[0]);
+
+	add_module(p, object_of(ips[2]));
+	add_stack(&fx->raw, p->pid, 7, ips, 3);
+	p = self_again(&other, ips[1]);
+	add_module(p, object_of(ips[2]));
+	add_stack(&other, p->pid, 7, &ips[1], 2);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(w[i].err, 0);
+		assert_true(w[i].same);
+	}
+	mt_raw_profile_free(&other);
+	mt_symcache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_same_file_other_bias,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_files_apart, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dlopen_adds_a_file, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_shared_by_threads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_overlapping_modules, setup,
 						teardown),
 	};
 

@@ -13,7 +13,7 @@
 UNIT_TESTS := $(sort $(notdir $(basename $(wildcard tests/unit/test_*.c))))
 
 # src/report modules the tests exercise (and what those depend on).
-UNIT_REPORT := units profile frame itab array_grow file_id cu_index sym_index perf_map proc_dwfl resolve file_addrs symbolize stacks blocks \
+UNIT_REPORT := units profile frame itab array_grow file_id cu_index sym_index perf_map file_dwfl resolve file_addrs symbolize stacks blocks \
                text text_fmt text_funcs text_procs text_sizes text_stacks outfile \
                build_id local_elf maps_text line_scan heap_text tcmalloc_read jemalloc_read go_text_read go_text_write \
                flame_tree flame_svg flame_svg_script \
@@ -214,3 +214,6 @@ $(foreach d,$(LOADER_DIRS),$(eval $(call UNIT_LOADER_RULES,$(d))))
 # memtrace's own allocator code out of reach of its probes
 # (src/loader/registry/private_text.c).
 -include tests/unit/private_text.mk
+
+# The file identity of the report's modules (src/loader/registry/mapping_capture.c).
+-include tests/unit/module_id.mk

@@ -118,14 +118,14 @@ static int trace(const struct mt_options *o, struct mt_target *t, int sigfd)
 		ret = mt_fail("cannot set up the interval reports: %s",
 			      strerror(-ret));
 	if (!ret && o->http)
-		ret = mt_http_start(&http, o, &tr);
+		ret = mt_http_start(&http, o, &tr, reports.symbols);
 	if (ret) {
 		mt_reports_free(&reports);
 		mt_tracer_free(&tr);
 		return ret;
 	}
 	say_tracing(&tr);
-	if (o->top && mt_top_start(&top, o, &tr)) {
+	if (o->top && mt_top_start(&top, o, &tr, reports.symbols)) {
 		mt_top_end(&top);
 		mt_http_stop(http);
 		mt_reports_free(&reports);

@@ -442,7 +442,7 @@ static int raw_keys(struct mt_top *v)
 }
 
 int mt_top_start(struct mt_top *v, const struct mt_options *o,
-		 struct mt_tracer *tr)
+		 struct mt_tracer *tr, struct mt_symcache *symbols)
 {
 	int ret;
 
@@ -451,7 +451,8 @@ int mt_top_start(struct mt_top *v, const struct mt_options *o,
 	v->tr = tr;
 	v->sort = o->top_sort;
 	v->tty = !o->top_batch && isatty(STDOUT_FILENO);
-	v->symbols = mt_symcache_new();
+	v->own_symbols = !symbols;
+	v->symbols = symbols ? symbols : mt_symcache_new();
 	if (!v->symbols)
 		return mt_fail("top: %s", strerror(ENOMEM));
 	ret = mt_loop_add_timer(&tr->s.loop, o->top_interval, 0, on_frame, v);
@@ -485,7 +486,8 @@ void mt_top_end(struct mt_top *v)
 	if (live_view == v)
 		live_view = NULL;
 	mt_top_frame_free(&v->cur);
-	mt_symcache_free(v->symbols);
+	if (v->own_symbols)
+		mt_symcache_free(v->symbols);
 	v->symbols = NULL;
 	v->o = NULL;
 }

@@ -91,16 +91,18 @@ struct mt_top {
 	unsigned frames;       /* drawn on the timer */
 	struct mt_top_frame cur;
 	struct mt_symcache *symbols;
+	bool own_symbols;      /* else the trace's reports' */
 	int error;             /* the first error of a frame */
 };
 
 /*
  * Register, in TR's loop, a frame every O's top interval and (on a
- * terminal) the keys; switch to the alternate screen.  0, or 1 after a
- * one-line message.
+ * terminal) the keys; switch to the alternate screen.  SYMBOLS: the
+ * trace's reports' symbol cache, shared (it must outlive V; NULL: one of
+ * V's own).  0, or 1 after a one-line message.
  */
 int mt_top_start(struct mt_top *v, const struct mt_options *o,
-		 struct mt_tracer *tr);
+		 struct mt_tracer *tr, struct mt_symcache *symbols);
 
 /* Leave the alternate screen, give the terminal its settings back, free. */
 void mt_top_end(struct mt_top *v);

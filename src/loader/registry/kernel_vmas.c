@@ -259,6 +259,7 @@ size_t mt_kvmas_modules(struct mt_process *proc)
 		    mt_elf_load_bias(f->fd, v->start, v->offset, &mod.bias))
 			continue;
 		mt_build_id_hex(f->fd, mod.build_id, sizeof(mod.build_id));
+		mt_module_set_id(&mod, f->fd);
 		/* Read again by its path for the report (a descriptor per
 		 * module of every process gone would be too many). */
 		mod.path = strdup(f->path);

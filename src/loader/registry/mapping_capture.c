@@ -73,6 +73,7 @@ static int add_module(struct mt_process *proc, const struct mt_maps *maps,
 	}
 	/* From the descriptor: the file the process mapped, wherever it is. */
 	mt_build_id_hex(mod.fd, mod.build_id, sizeof(mod.build_id));
+	mt_module_set_id(&mod, mod.fd);
 	if (!keep_fd) {
 		close(mod.fd);
 		mod.fd = -1;
@@ -149,6 +150,8 @@ static int add_image_module(struct mt_process *proc, const struct mt_image *img,
 	if (!exec || mt_elf_load_bias(f->fd, m->start, m->offset, &mod.bias))
 		return 0; /* not an ELF file we can read: leave unresolved */
 	memcpy(mod.build_id, f->build_id, sizeof(mod.build_id));
+	mod.dev = (uint64_t)f->st_dev;
+	mod.ino = (uint64_t)f->st_ino;
 	mod.path = strdup(shown);
 	if (mod.path && keep_fd)
 		mod.fd = mt_image_file_open(f);

@@ -77,16 +77,12 @@ static int raw_view(const struct mt_http *h, const struct mt_http_query *q,
 	return 0;
 }
 
-/* RAW symbolised into PROF, with the symbols kept between requests. */
+/* RAW symbolised into PROF, with the symbols kept between requests (the
+ * cache takes its own lock). */
 static int symbolise(struct mt_http *h, const struct mt_raw_profile *raw,
 		     struct mt_profile *prof)
 {
-	int ret;
-
-	pthread_mutex_lock(&h->sym_lock);
-	ret = mt_symbolize_cached(raw, prof, h->symbols);
-	pthread_mutex_unlock(&h->sym_lock);
-	return ret;
+	return mt_symbolize_cached(raw, prof, h->symbols);
 }
 
 int mt_http_profile(struct mt_http *h, const struct mt_http_query *q,

@@ -36,8 +36,9 @@ struct mt_http {
 	struct mt_cidrs allow;
 	bool allow_on;
 	char url[128];                 /* http://ADDR:PORT */
-	pthread_mutex_t sym_lock;      /* over symbols */
-	struct mt_symcache *symbols;   /* kept from one request to the next */
+	struct mt_symcache *symbols;   /* kept from one request to the next
+					* (it locks itself: shared) */
+	bool own_symbols;              /* else the trace's reports' */
 	struct mt_ring ring;           /* the page's snapshots */
 	/* The snapshot thread: every --snapshot-interval, and on demand. */
 	pthread_t snapper;

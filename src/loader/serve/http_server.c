@@ -623,7 +623,7 @@ static int listen_on(struct mt_http *h, const struct mt_http_listener *l)
 }
 
 int mt_http_start(struct mt_http **out, const struct mt_options *o,
-		  struct mt_tracer *tr)
+		  struct mt_tracer *tr, struct mt_symcache *symbols)
 {
 	struct mt_http *h = calloc(1, sizeof(*h));
 	struct mt_http_listener *l;
@@ -637,9 +637,9 @@ int mt_http_start(struct mt_http **out, const struct mt_options *o,
 	cmdline_view = &o->view;
 	h->bridge.efd = -1;
 	h->admit.efd = -1;
-	pthread_mutex_init(&h->sym_lock, NULL);
 	mt_ring_init(&h->ring);
-	h->symbols = mt_symcache_new();
+	h->own_symbols = !symbols;
+	h->symbols = symbols ? symbols : mt_symcache_new();
 	/* Bound by main() before anything started; here if it was not. */
 	l = mt_http_listener_take();
 	if (!l && !(ret = mt_http_listen(o, (uid_t)-1, (gid_t)-1)))
@@ -717,8 +717,8 @@ void mt_http_stop(struct mt_http *h)
 	mt_http_admit_free(&h->admit);
 	mt_guard_free(&h->guard);
 	mt_http_bridge_free(&h->bridge);
-	mt_symcache_free(h->symbols);
+	if (h->own_symbols)
+		mt_symcache_free(h->symbols);
 	mt_ring_free(&h->ring);
-	pthread_mutex_destroy(&h->sym_lock);
 	free(h);
 }

@@ -22,10 +22,13 @@ struct mt_tracer;
 /*
  * Listen on o->http and serve TR (started, its loop not yet run; the
  * reports' SIGUSR1 handler already set: a snapshot is taken too).  Says
- * where on standard error.  0, or an exit status after a message.
+ * where on standard error.  SYMBOLS: the trace's reports' symbol cache,
+ * shared (it must outlive the server; NULL: one of the server's own).
+ * 0, or an exit status after a message.
  */
+struct mt_symcache;
 int mt_http_start(struct mt_http **out, const struct mt_options *o,
-		  struct mt_tracer *tr);
+		  struct mt_tracer *tr, struct mt_symcache *symbols);
 
 /*
  * Tracing has stopped (the loop returned): answer no more profile

@@ -175,9 +175,7 @@ static int answer(struct mt_http *h, struct lookup *lk, FILE *out)
 		syn.nprocs = now.raw->raw.nprocs;
 		syn.stacks = lk->stacks;
 		syn.nstacks = lk->nstacks;
-		pthread_mutex_lock(&h->sym_lock);
 		ret = mt_symbolize_cached(&syn, &prof, h->symbols);
-		pthread_mutex_unlock(&h->sym_lock);
 	}
 	for (size_t i = 0; !ret && lk->nstacks && i < lk->nwant; i++) {
 		const char *name = name_of(&prof, &lk->want[i]);

@@ -2,8 +2,6 @@
 /* file_id.c: a file's identity (file_id.h). */
 #include "file_id.h"
 
-#include "itab.h"
-
 struct mt_file_id mt_file_id_of(const struct stat *st)
 {
 	return (struct mt_file_id){
@@ -19,13 +17,4 @@ bool mt_file_id_eq(const struct mt_file_id *a, const struct mt_file_id *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
 	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
-}
-
-uint64_t mt_file_id_hash(uint64_t h, const struct mt_file_id *id)
-{
-	h = mt_hash_u64(h, id->dev);
-	h = mt_hash_u64(h, id->ino);
-	h = mt_hash_u64(h, id->size);
-	h = mt_hash_u64(h, (uint64_t)id->mtime_sec);
-	return mt_hash_u64(h, (uint64_t)id->mtime_nsec);
 }

@@ -21,7 +21,4 @@ struct mt_file_id mt_file_id_of(const struct stat *st);
 
 bool mt_file_id_eq(const struct mt_file_id *a, const struct mt_file_id *b);
 
-/* H mixed with ID (itab.h's hashing). */
-uint64_t mt_file_id_hash(uint64_t h, const struct mt_file_id *id);
-
 #endif

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "frame.h"
 #include "itab.h"
@@ -16,6 +17,16 @@ static void module_free(struct mt_module *m)
 	free(m->path);
 	if (m->fd >= 0)
 		close(m->fd);
+}
+
+void mt_module_set_id(struct mt_module *m, int fd)
+{
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		m->dev = (uint64_t)st.st_dev;
+		m->ino = (uint64_t)st.st_ino;
+	}
 }
 
 void mt_process_free_mods(struct mt_process *p)

@@ -35,6 +35,10 @@ struct mt_module {
 	 * and the file offset it starts at; all 0 if not known. */
 	uint64_t text_start, text_end, text_offset;
 	char build_id[MT_BUILD_ID_HEX];  /* GNU build id in hex, or "" */
+	/* The file's identity: stat(2)'s st_dev and st_ino of the mapped
+	 * file (its descriptor's); both 0 if not known (a saved profile's
+	 * files: symbolisation then stats the path). */
+	uint64_t dev, ino;
 };
 
 struct mt_process {
@@ -199,6 +203,9 @@ uint64_t mt_raw_key_hash(uint32_t pid, uint32_t category, uint64_t id);
  * mt_process_free_mods): name, modules, a descriptor of its own for each.
  * Returns 0, -ENOMEM or -errno (descriptors); C then holds nothing. */
 int mt_process_copy(struct mt_process *c, const struct mt_process *p);
+
+/* Set M's dev and ino from fstat of FD, its file (left 0 if it fails). */
+void mt_module_set_id(struct mt_module *m, int fd);
 
 /* Free P's modules (closing their descriptors); P keeps none. */
 void mt_process_free_mods(struct mt_process *p);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* file_addrs.c: frames of a file's addresses (see file_addrs.h). */
+/* file_addrs.c: files, their sessions, their addresses (see file_addrs.h). */
 #include "file_addrs.h"
 #include "array_grow.h"
 
@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "file_dwfl.h"
 
-/* A file: its key, with the strings owned. */
+/* A file: its key, with the strings owned, and its session. */
 struct mt_file_addrs_file {
 	struct mt_sym_file key;
 	uint64_t hash;
+	Dwfl *dwfl;   /* NULL until needed */
 };
 
 /* An address of a file and where its frames are (the caller's). */
@@ -27,19 +29,22 @@ int mt_sym_file_of(const struct mt_module *m, struct mt_sym_file *key)
 
 	if (!m->path)
 		return -1;
-	if (m->fd >= 0 ? fstat(m->fd, &st) != 0 : stat(m->path, &st) != 0)
-		return -1;
 	*key = (struct mt_sym_file){
-		.id = mt_file_id_of(&st),
-		.path = m->path,
-		.build_id = m->build_id,
+		.dev = m->dev, .ino = m->ino,
+		.path = m->path, .build_id = m->build_id,
 	};
+	if (m->dev || m->ino)
+		return 0;
+	if (m->fd >= 0 ? fstat(m->fd, &st) == 0 : stat(m->path, &st) == 0) {
+		key->dev = (uint64_t)st.st_dev;
+		key->ino = (uint64_t)st.st_ino;
+	}
 	return 0;
 }
 
 static uint64_t key_hash(const struct mt_sym_file *k)
 {
-	uint64_t h = mt_file_id_hash(MT_HASH_SEED, &k->id);
+	uint64_t h = mt_hash_u64(mt_hash_u64(MT_HASH_SEED, k->dev), k->ino);
 
 	h = mt_hash_str(h, k->path);
 	return mt_hash_str(h, k->build_id);
@@ -60,17 +65,8 @@ static bool file_eq(const void *ctx, uint32_t idx)
 	const struct file_ctx *c = ctx;
 	const struct mt_sym_file *a = &c->files[idx].key, *b = c->key;
 
-	return mt_file_id_eq(&a->id, &b->id) && str_eq(a->path, b->path) &&
-	       str_eq(a->build_id, b->build_id);
-}
-
-/* The index of file KEY (hash H) in FA, or false. */
-static bool find_file(const struct mt_file_addrs *fa,
-		      const struct mt_sym_file *key, uint64_t h, uint32_t *idx)
-{
-	struct file_ctx c = { fa->files, key };
-
-	return mt_itab_find(&fa->file_tab, h, file_eq, &c, idx);
+	return a->dev == b->dev && a->ino == b->ino &&
+	       str_eq(a->path, b->path) && str_eq(a->build_id, b->build_id);
 }
 
 static uint64_t addr_hash(uint32_t file, uint64_t rel)
@@ -91,16 +87,12 @@ static bool addr_eq(const void *ctx, uint32_t idx)
 	return c->addrs[idx].file == c->file && c->addrs[idx].rel == c->rel;
 }
 
-bool mt_file_addrs_find(const struct mt_file_addrs *fa,
-			const struct mt_sym_file *key, uint64_t rel,
-			size_t *first, size_t *count)
+bool mt_file_addrs_find(const struct mt_file_addrs *fa, uint32_t file,
+			uint64_t rel, size_t *first, size_t *count)
 {
-	uint32_t file, idx;
-	struct addr_ctx c = { fa->addrs, 0, rel };
+	uint32_t idx;
+	struct addr_ctx c = { fa->addrs, file, rel };
 
-	if (!find_file(fa, key, key_hash(key), &file))
-		return false;
-	c.file = file;
 	if (!mt_itab_find(&fa->addr_tab, addr_hash(file, rel), addr_eq, &c,
 			  &idx))
 		return false;
@@ -109,15 +101,15 @@ bool mt_file_addrs_find(const struct mt_file_addrs *fa,
 	return true;
 }
 
-/* The index of file KEY, added if new. */
-static int file_index(struct mt_file_addrs *fa, const struct mt_sym_file *key,
-		      uint32_t *idx)
+int mt_file_addrs_file(struct mt_file_addrs *fa, const struct mt_sym_file *key,
+		       uint32_t *idx)
 {
 	uint64_t h = key_hash(key);
+	struct file_ctx c = { fa->files, key };
 	struct mt_sym_file k = *key;
 	int err = 0;
 
-	if (find_file(fa, key, h, idx))
+	if (mt_itab_find(&fa->file_tab, h, file_eq, &c, idx))
 		return 0;
 	k.path = key->path ? strdup(key->path) : NULL;
 	k.build_id = key->build_id ? strdup(key->build_id) : NULL;
@@ -133,7 +125,7 @@ static int file_index(struct mt_file_addrs *fa, const struct mt_sym_file *key,
 	if (err)
 		goto cleanup;
 	*idx = (uint32_t)fa->nfiles;
-	fa->files[fa->nfiles++] = (struct mt_file_addrs_file){ k, h };
+	fa->files[fa->nfiles++] = (struct mt_file_addrs_file){ k, h, NULL };
 	return 0;
 cleanup:
 	free((char *)k.path);
@@ -141,14 +133,26 @@ cleanup:
 	return err;
 }
 
-int mt_file_addrs_add(struct mt_file_addrs *fa, const struct mt_sym_file *key,
-		      uint64_t rel, size_t first, size_t count)
+int mt_file_addrs_dwfl(struct mt_file_addrs *fa, uint32_t file,
+		       const struct mt_module *m, Dwfl **dwfl)
 {
-	uint32_t file;
-	int err = file_index(fa, key, &file);
+	struct mt_file_addrs_file *f = &fa->files[file];
 
-	if (!err && fa->naddrs >= UINT32_MAX - 1)
-		err = -EOVERFLOW;
+	if (!f->dwfl) {
+		f->dwfl = mt_file_dwfl_open(m);
+		if (!f->dwfl)
+			return -ENOMEM;
+		fa->sessions++;
+	}
+	*dwfl = f->dwfl;
+	return 0;
+}
+
+int mt_file_addrs_add(struct mt_file_addrs *fa, uint32_t file, uint64_t rel,
+		      size_t first, size_t count)
+{
+	int err = fa->naddrs >= UINT32_MAX - 1 ? -EOVERFLOW : 0;
+
 	if (!err)
 		err = mt_reserve(&fa->addrs, &fa->addrs_cap, fa->naddrs + 1,
 			      sizeof(*fa->addrs));
@@ -168,6 +172,7 @@ void mt_file_addrs_free(struct mt_file_addrs *fa)
 	for (size_t i = 0; i < fa->nfiles; i++) {
 		free((char *)fa->files[i].key.path);
 		free((char *)fa->files[i].key.build_id);
+		mt_file_dwfl_close(fa->files[i].dwfl);
 	}
 	free(fa->files);
 	free(fa->addrs);

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "proc_dwfl.h"
+#include "file_dwfl.h"
 
 /* From libstdc++ (linked into memtrace): the Itanium C++ ABI demangler. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
@@ -134,21 +134,6 @@ static char *fallback_name(const struct mt_module *mm, uint64_t ip)
 	return n < 0 ? NULL : s;
 }
 
-/* The module of PROC whose mapping contains PC, or NULL. */
-static const struct mt_module *module_at(const struct mt_process *proc,
-					 uint64_t pc)
-{
-	if (!proc || !proc->mods)
-		return NULL;
-	for (size_t i = 0; i < proc->nmods; i++) {
-		const struct mt_module *m = &proc->mods[i];
-
-		if (pc >= m->start && pc < m->end)
-			return m;
-	}
-	return NULL;
-}
-
 /* What a lookup needs besides the DIEs. */
 struct lookup {
 	uint64_t ip;
@@ -175,7 +160,7 @@ static int public_name(const struct lookup *lk, Dwarf_Addr start,
 	*name = NULL;
 	if (!lk->mod)
 		return 0;
-	err = mt_proc_dwfl_symbols(lk->mod, &syms);
+	err = mt_file_dwfl_symbols(lk->mod, &syms);
 	if (err || !syms || (alias && !mt_sym_index_has(syms, start, alias)))
 		return err;
 	pub = mt_sym_index_public(syms, start, &len);
@@ -225,7 +210,7 @@ static int die_entry(const struct lookup *lk, Dwarf_Die *die, const char *sym,
 		*entry += lk->bias;
 		return 0;
 	}
-	err = mt_proc_dwfl_symbols(lk->mod, &syms);
+	err = mt_file_dwfl_symbols(lk->mod, &syms);
 	if (err || !syms)
 		return err ? err : -1;
 	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
@@ -419,7 +404,7 @@ static int resolve_symbol(const struct lookup *lk, Dwarf_Addr pc,
 {
 	const struct mt_sym_index *syms;
 	const struct mt_sym *sym;
-	int err = mt_proc_dwfl_symbols(lk->mod, &syms);
+	int err = mt_file_dwfl_symbols(lk->mod, &syms);
 
 	if (err)
 		return err;
@@ -451,7 +436,7 @@ static int resolve_in_module(struct lookup *lk, Dwfl_Module *mod,
 	Dwarf_Die *cudie;
 	Dwarf_Addr bias = 0;
 	size_t before = lk->out->n;
-	int err = mt_proc_dwfl_addrdie(mod, pc, &cudie, &bias);
+	int err = mt_file_dwfl_addrdie(mod, pc, &cudie, &bias);
 
 	lk->mod = mod;
 	lk->bias = bias;
@@ -477,21 +462,21 @@ static int push_unresolved(const struct lookup *lk)
 	return mt_frame_vec_push(lk->out, &f);
 }
 
-int mt_resolve_ip(Dwfl *dwfl, const struct mt_process *proc, uint64_t ip,
+int mt_resolve_ip(Dwfl *dwfl, const struct mt_module *mm, uint64_t ip,
 		  struct mt_frame_vec *out)
 {
 	/* The call instruction ends at IP; IP itself may be past the caller. */
 	Dwarf_Addr pc = ip ? ip - 1 : 0;
-	Dwfl_Module *mod = dwfl && ip ? dwfl_addrmodule(dwfl, pc) : NULL;
-	struct lookup lk = { .ip = ip, .out = out };
+	Dwfl_Module *mod = NULL;
+	struct lookup lk = { .ip = ip, .mm = mm, .out = out };
 	size_t before = out->n;
 	int err = 0;
 
-	lk.mm = mod ? mt_proc_dwfl_module(mod) : NULL;
-	if (!lk.mm)
-		lk.mm = module_at(proc, pc);
+	/* The session has the file at its ELF addresses. */
+	if (dwfl && mm && ip)
+		mod = dwfl_addrmodule(dwfl, pc - mm->bias);
 	if (mod)
-		err = resolve_in_module(&lk, mod, pc);
+		err = resolve_in_module(&lk, mod, pc - mm->bias);
 	if (!err && out->n == before)
 		err = push_unresolved(&lk);
 	return err;

@@ -2,31 +2,34 @@
 /*
  * symbolize.c: raw stacks -> samples of deduplicated source frames.
  *
- * Each process gets its own libdwfl session (created on first use, when
- * one of its addresses is not known yet).  The frames an address expands
- * to are cached per (pid, ip) and, for an address inside a file, per
- * (file, address relative to its load bias), shared by every process that
- * maps the file (file_addrs.h); frames are interned in a hash table so that
- * equal frames share one index.  An address in none of the process's files
- * (JIT-compiled code) is named by the process's perf map if it has one
- * (perf_map.h), read again for each report if it changed.
+ * An address inside a file is looked up by (file, address relative to its
+ * load bias): each file has one libdwfl session, at its ELF addresses,
+ * and the frames its addresses expand to are cached, shared by every
+ * process that maps the file and every report (file_addrs.h).  A process's
+ * dlopen adds a file; no session is made again.  Frames are interned in a
+ * hash table so that equal frames share one index.  An address in none of
+ * the process's files (JIT-compiled code) is named by the process's perf
+ * map if it has one (perf_map.h), read again for each report if it
+ * changed; such addresses are cached per (pid, address) while the
+ * process's files stay the same.
  */
 #include "symbolize.h"
 #include "array_grow.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "file_addrs.h"
 #include "frame.h"
 #include "itab.h"
 #include "perf_map.h"
-#include "proc_dwfl.h"
 #include "resolve.h"
 
 #define UNKNOWN_STACK "[unknown stack]"
 
-/* An address of a process and the frames it expands to (in the pool). */
+/* An address of a process in none of its files (JIT code) and its frames
+ * (in the pool). */
 struct addr_entry {
 	uint32_t pid;
 	uint64_t ip;
@@ -39,11 +42,10 @@ static uint64_t addr_hash(uint32_t pid, uint64_t ip)
 	return mt_hash_u64(mt_hash_u64(MT_HASH_SEED, pid), ip);
 }
 
-/* A process's libdwfl session, kept while its files stay the same. */
-struct dwfl_entry {
+/* What is kept of a process: its perf map, and what its files were. */
+struct proc_state {
 	uint32_t pid;
-	uint64_t files;      /* hash of the modules it was opened from */
-	Dwfl *dwfl;          /* NULL until needed */
+	uint64_t files;      /* hash of its modules' ranges and files */
 	struct mt_perf_map jit;   /* its perf map, as last read */
 	size_t jit_report;        /* the report that last looked at it */
 	bool jit_gone;            /* then, the process had exited */
@@ -51,17 +53,19 @@ struct dwfl_entry {
 
 /*
  * What symbolising keeps from one profile to the next (struct
- * mt_symcache): the sessions, the frames found so far (interned) and the
- * frames each address expands to.
+ * mt_symcache): the files with their sessions, the frames found so far
+ * (interned), the frames each address of a file expands to and those of
+ * the addresses outside files, per process.
  */
 struct mt_symcache {
-	struct dwfl_entry *procs;
+	pthread_mutex_t lock;      /* held by mt_symbolize_cached */
+	struct proc_state *procs;
 	size_t nprocs, procs_cap;
 	struct mt_itab proc_tab;   /* pid -> procs */
 	struct mt_frame *frames;
 	size_t nframes, frames_cap;
 	struct mt_itab frame_tab;  /* over frames */
-	struct mt_itab addr_tab;   /* over addrs */
+	struct mt_itab addr_tab;   /* over addrs (outside files) */
 	struct addr_entry *addrs;
 	size_t naddrs, addrs_cap;
 	uint32_t *pool;            /* frame indices of cached addresses */
@@ -79,11 +83,28 @@ struct symbolizer {
 
 	size_t *entry;       /* per raw->procs entry: its c->procs index */
 	size_t *by_pid;      /* indices of raw->procs sorted by pid */
+	struct span *spans;  /* every process's modules, by process, start */
+	size_t *first_span;  /* per raw->procs entry: its first span, +1: end */
 
 	struct mt_frame_vec resolved;  /* scratch for mt_resolve_ip */
 	uint32_t *stack;               /* scratch: frames of one sample */
 	size_t stack_cap;
 };
+
+/*
+ * A module of a process as this profile's lookups see it: its range, its
+ * load bias and its file in the cache's files (NO_FILE: none, it has no
+ * path).  A process whose modules overlap is looked up in its modules'
+ * order instead, by what each file holds (OVERLAP set on its first span).
+ */
+struct span {
+	uint64_t start, end, bias;
+	uint32_t file;
+	bool overlap;
+	const struct mt_module *m;
+};
+
+#define NO_FILE UINT32_MAX
 
 /* --- processes ---------------------------------------------------------- */
 
@@ -96,22 +117,30 @@ static int cmp_proc_pid(const void *a, const void *b, void *ctx)
 	return (pa > pb) - (pa < pb);
 }
 
-/* What a process's session is made from: its modules, where they are. */
+/*
+ * What a process's addresses outside its files are cached under: its
+ * modules' ranges and files (a dlopen, or another process with its pid,
+ * changes it).
+ */
 static uint64_t files_hash(const struct mt_process *p)
 {
 	uint64_t h = mt_hash_u64(MT_HASH_SEED, p->nmods);
 
 	for (size_t i = 0; p->mods && i < p->nmods; i++) {
-		h = mt_hash_u64(h, p->mods[i].start);
-		h = mt_hash_u64(h, p->mods[i].end);
-		h = mt_hash_u64(h, p->mods[i].bias);
-		h = mt_hash_u64(h, (uint64_t)(uintptr_t)&p->mods[i]);
+		const struct mt_module *m = &p->mods[i];
+
+		h = mt_hash_u64(h, m->start);
+		h = mt_hash_u64(h, m->end);
+		h = mt_hash_u64(h, m->bias);
+		h = mt_hash_u64(h, m->dev);
+		h = mt_hash_u64(h, m->ino);
+		h = mt_hash_str(h, m->path ? m->path : "");
 	}
 	return h;
 }
 
 struct pid_key {
-	const struct dwfl_entry *procs;
+	const struct proc_state *procs;
 	uint32_t pid;
 };
 
@@ -162,8 +191,6 @@ static int proc_entry(struct mt_symcache *c, const struct mt_process *p,
 		if (c->procs[i].files == files)
 			return 0;
 		/* New files (a dlopen), or another process with its pid. */
-		mt_proc_dwfl_close(c->procs[i].dwfl);
-		c->procs[i].dwfl = NULL;
 		c->procs[i].files = files;
 		return forget_addrs(c, p->pid);
 	}
@@ -173,21 +200,78 @@ static int proc_entry(struct mt_symcache *c, const struct mt_process *p,
 		err = mt_itab_add(&c->proc_tab, p->pid, (uint32_t)c->nprocs);
 	if (err)
 		return err;
-	c->procs[c->nprocs] = (struct dwfl_entry){ .pid = p->pid, .files = files };
+	c->procs[c->nprocs] = (struct proc_state){ .pid = p->pid, .files = files };
 	*idx = c->nprocs++;
 	return 0;
 }
 
+static int cmp_span_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int cmp_span_module(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->m > y->m) - (x->m < y->m);
+}
+
+/*
+ * The spans of raw->procs[I] from *N on (*N is moved past them), each
+ * module's file found, or added, in the cache's files.
+ */
+static int add_spans(struct symbolizer *s, size_t i, size_t *n)
+{
+	const struct mt_process *p = &s->raw->procs[i];
+	struct span *v = s->spans + *n;
+	size_t k = 0;
+	uint64_t end = 0;
+	bool overlap = false;
+	int err = 0;
+
+	for (size_t j = 0; p->mods && j < p->nmods && !err; j++) {
+		const struct mt_module *m = &p->mods[j];
+		struct mt_sym_file key;
+
+		v[k] = (struct span){ .start = m->start, .end = m->end,
+				      .bias = m->bias, .file = NO_FILE, .m = m };
+		if (mt_sym_file_of(m, &key) == 0)
+			err = mt_file_addrs_file(&s->c->files, &key, &v[k].file);
+		k++;
+	}
+	qsort(v, k, sizeof(*v), cmp_span_start);
+	for (size_t j = 0; j < k; j++) {
+		overlap |= j && v[j].start < end;
+		if (v[j].end > end)
+			end = v[j].end;
+	}
+	/* Overlapping modules (a file's range spans another's): looked up
+	 * in P's order, by what their files hold (overlapping_at). */
+	if (overlap) {
+		qsort(v, k, sizeof(*v), cmp_span_module);
+		v[0].overlap = true;
+	}
+	*n += k;
+	return err;
+}
+
 static int index_procs(struct symbolizer *s)
 {
-	size_t n = s->raw->nprocs;
+	size_t n = s->raw->nprocs, nspans = 0;
 	int err = 0;
 
 	if (n == 0 || !s->raw->procs)
 		return 0;
 	s->entry = calloc(n, sizeof(*s->entry));
 	s->by_pid = calloc(n, sizeof(*s->by_pid));
-	if (!s->entry || !s->by_pid)
+	s->first_span = calloc(n + 1, sizeof(*s->first_span));
+	for (size_t i = 0; i < n; i++)
+		nspans += s->raw->procs[i].mods ? s->raw->procs[i].nmods : 0;
+	s->spans = calloc(nspans ? nspans : 1, sizeof(*s->spans));
+	if (!s->entry || !s->by_pid || !s->first_span || !s->spans)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		s->by_pid[i] = i;
@@ -198,7 +282,77 @@ static int index_procs(struct symbolizer *s)
 	for (size_t i = 0; i < n && !err; i++)
 		err = proc_entry(s->c, &s->raw->procs[s->by_pid[i]],
 				 &s->entry[s->by_pid[i]]);
+	nspans = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		s->first_span[i] = nspans;
+		err = add_spans(s, i, &nspans);
+	}
+	s->first_span[n] = nspans;
 	return err;
+}
+
+/*
+ * True when the file of span SP has code at PC (a run-time address): its
+ * session has a module there.  Opens the session.
+ */
+static int file_has(struct symbolizer *s, const struct span *sp, uint64_t pc,
+		    bool *has)
+{
+	Dwfl *dwfl;
+	int err = mt_file_addrs_dwfl(&s->c->files, sp->file, sp->m, &dwfl);
+
+	*has = !err && dwfl_addrmodule(dwfl, pc - sp->bias) != NULL;
+	return err;
+}
+
+/*
+ * Of overlapping spans V[0..N), the one holding PC: the first (in the
+ * process's order) whose file has code there, as libdwfl would find it,
+ * else the first holding PC at all, else NULL.
+ */
+static int overlapping_at(struct symbolizer *s, const struct span *v, size_t n,
+			  uint64_t pc, const struct span **out)
+{
+	int err = 0;
+
+	*out = NULL;
+	for (size_t j = 0; j < n && !err; j++) {
+		bool has = false;
+
+		if (pc < v[j].start || pc >= v[j].end)
+			continue;
+		if (!*out)
+			*out = &v[j];
+		if (v[j].file != NO_FILE)
+			err = file_has(s, &v[j], pc, &has);
+		if (has) {
+			*out = &v[j];
+			break;
+		}
+	}
+	return err;
+}
+
+/* The span of raw->procs[I] holding PC in *OUT, or NULL.  0 or -ENOMEM. */
+static int span_at(struct symbolizer *s, size_t i, uint64_t pc,
+		   const struct span **out)
+{
+	const struct span *v = s->spans + s->first_span[i];
+	size_t lo = 0, hi = s->first_span[i + 1] - s->first_span[i];
+
+	if (hi && v[0].overlap)
+		return overlapping_at(s, v, hi, pc, out);
+	/* The last span starting at or before PC. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*out = lo && pc < v[lo - 1].end ? &v[lo - 1] : NULL;
+	return 0;
 }
 
 /* Index into raw->procs of process PID, or -1. */
@@ -218,21 +372,6 @@ static ptrdiff_t find_proc(const struct symbolizer *s, uint32_t pid)
 			hi = mid;
 	}
 	return -1;
-}
-
-/* The libdwfl session of raw->procs[I], opened on first use. */
-static int proc_dwfl(struct symbolizer *s, size_t i, Dwfl **dwfl)
-{
-	struct dwfl_entry *e = &s->c->procs[s->entry[i]];
-
-	if (!e->dwfl) {
-		e->dwfl = mt_proc_dwfl_open(&s->raw->procs[i]);
-		if (!e->dwfl)
-			return -ENOMEM;
-		s->c->stats.sessions++;
-	}
-	*dwfl = e->dwfl;
-	return 0;
 }
 
 static int copy_procs(struct symbolizer *s)
@@ -340,47 +479,6 @@ static bool addr_eq(const void *ctx, uint32_t idx)
 	return k->addrs[idx].pid == k->pid && k->addrs[idx].ip == k->ip;
 }
 
-/*
- * The module of P whose file holds return address IP, when frames of IP
- * can be shared with other processes mapping that file: IP lies in exactly
- * one of P's modules, whose file is known (*KEY); *REL is IP's address
- * relative to the module's load bias.  NULL otherwise.
- */
-static const struct mt_module *shared_module(const struct mt_process *p,
-					     uint64_t ip,
-					     struct mt_sym_file *key,
-					     uint64_t *rel)
-{
-	const struct mt_module *m = NULL;
-	uint64_t pc = ip - 1;
-
-	if (!p || !p->mods || ip == 0)
-		return NULL;
-	for (size_t i = 0; i < p->nmods; i++) {
-		if (pc < p->mods[i].start || pc >= p->mods[i].end)
-			continue;
-		if (m)
-			return NULL;  /* overlapping modules */
-		m = &p->mods[i];
-	}
-	if (!m || mt_sym_file_of(m, key) != 0)
-		return NULL;
-	*rel = ip - m->bias;
-	return m;
-}
-
-/*
- * True when DWFL resolved IP in module M (not another module overlapping
- * it, nor none): its frames are then those of M's file at IP's relative
- * address, the same in every process mapping that file.
- */
-static bool resolved_in(Dwfl *dwfl, uint64_t ip, const struct mt_module *m)
-{
-	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, ip - 1) : NULL;
-
-	return mod && mt_proc_dwfl_module(mod) == m;
-}
-
 /* Add the cache entry of (PID, IP): the frames at FIRST, COUNT in the pool. */
 static int add_addr(struct mt_symcache *c, uint32_t pid, uint64_t ip,
 		    size_t first, size_t count, struct addr_entry **entry)
@@ -402,19 +500,6 @@ static int add_addr(struct mt_symcache *c, uint32_t pid, uint64_t ip,
 	return 0;
 }
 
-/* True when return address IP is in none of P's files. */
-static bool outside_files(const struct mt_process *p, uint64_t ip)
-{
-	uint64_t pc = ip - 1;
-
-	if (!p || ip == 0)
-		return false;
-	for (size_t i = 0; p->mods && i < p->nmods; i++)
-		if (pc >= p->mods[i].start && pc < p->mods[i].end)
-			return false;
-	return true;
-}
-
 /*
  * The frame of IP from the perf map of raw->procs[I] (JIT code), appended
  * to OUT if the map names it.  The map is read (again, if it changed) once
@@ -423,7 +508,7 @@ static bool outside_files(const struct mt_process *p, uint64_t ip)
 static int jit_frame(struct symbolizer *s, size_t i, uint64_t ip,
 		     struct mt_frame_vec *out)
 {
-	struct dwfl_entry *e = &s->c->procs[s->entry[i]];
+	struct proc_state *e = &s->c->procs[s->entry[i]];
 	const struct mt_perf_map *map = &e->jit;
 	const struct mt_perf_sym *sym;
 
@@ -450,70 +535,92 @@ static int jit_frame(struct symbolizer *s, size_t i, uint64_t ip,
 	return mt_frame_vec_push(out, &f);
 }
 
-/*
- * Resolve IP of process PROC (index into raw->procs or -1) into the cache:
- * the frames another process's same address of the same file resolved to,
- * else mt_resolve_ip's with the process's session.
- */
-static int resolve_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
-			uint64_t ip, const struct addr_entry **entry)
+/* Intern s->resolved's frames at the end of the pool: *FIRST, *COUNT. */
+static int pool_resolved(struct symbolizer *s, size_t *first, size_t *count)
 {
 	struct mt_symcache *c = s->c;
-	const struct mt_process *p = proc >= 0 ? &s->raw->procs[proc] : NULL;
-	struct mt_sym_file key;
-	uint64_t rel = 0;
-	const struct mt_module *m = shared_module(p, ip, &key, &rel);
-	size_t first, count;
-	struct addr_entry *e = NULL;
-	Dwfl *dwfl = NULL;
-	int err;
+	int err = mt_reserve(&c->pool, &c->pool_cap, c->npool + s->resolved.n,
+			     sizeof(*c->pool));
 
-	if (m && mt_file_addrs_find(&c->files, &key, rel, &first, &count)) {
-		err = add_addr(c, pid, ip, first, count, &e);
-		if (!err)
-			*entry = e;
-		goto cleanup;
-	}
-	err = proc >= 0 ? proc_dwfl(s, (size_t)proc, &dwfl) : 0;
-	if (!err) {
-		c->stats.resolutions++;
-		if (!m && outside_files(p, ip))
-			err = jit_frame(s, (size_t)proc, ip, &s->resolved);
-	}
-	if (!err && s->resolved.n == 0)
-		err = mt_resolve_ip(dwfl, p, ip, &s->resolved);
-	if (!err)
-		err = mt_reserve(&c->pool, &c->pool_cap, c->npool + s->resolved.n,
-			      sizeof(*c->pool));
-	if (!err)
-		err = add_addr(c, pid, ip, c->npool, 0, &e);
-	if (err)
-		goto cleanup;
+	*first = c->npool;
 	/* Interning takes each frame's strings; the vector is then emptied. */
 	for (size_t i = 0; !err && i < s->resolved.n; i++)
 		err = intern_frame(s, &s->resolved.v[i], &c->pool[c->npool++]);
-	e->count = c->npool - e->first;
-	*entry = e;
-	if (!err && m && resolved_in(dwfl, ip, m))
-		err = mt_file_addrs_add(&c->files, &key, rel, e->first,
-					e->count);
-cleanup:
+	*count = c->npool - *first;
+	return err;
+}
+
+/*
+ * Resolve IP, in span SP of a process, with its file's session into the
+ * cache of the file's addresses: *FIRST, *COUNT.
+ */
+static int resolve_in_file(struct symbolizer *s, const struct span *sp,
+			   uint64_t ip, size_t *first, size_t *count)
+{
+	struct mt_symcache *c = s->c;
+	Dwfl *dwfl;
+	int err = mt_file_addrs_dwfl(&c->files, sp->file, sp->m, &dwfl);
+
+	c->stats.resolutions++;
+	if (!err)
+		err = mt_resolve_ip(dwfl, sp->m, ip, &s->resolved);
+	if (!err)
+		err = pool_resolved(s, first, count);
+	if (!err)
+		err = mt_file_addrs_add(&c->files, sp->file, ip - sp->bias,
+					*first, *count);
+	mt_frame_vec_clear(&s->resolved);
+	return err;
+}
+
+/*
+ * Resolve IP of process PROC (index into raw->procs or -1), in none of its
+ * files' (SP: a module without a file, or NULL), into the cache of
+ * (PID, IP): its perf map's name, else "[unknown]".
+ */
+static int resolve_outside(struct symbolizer *s, ptrdiff_t proc,
+			   const struct span *sp, uint32_t pid, uint64_t ip,
+			   size_t *first, size_t *count)
+{
+	struct addr_entry *e;
+	int err = 0;
+
+	s->c->stats.resolutions++;
+	if (proc >= 0 && !sp && ip)
+		err = jit_frame(s, (size_t)proc, ip, &s->resolved);
+	if (!err && s->resolved.n == 0)
+		err = mt_resolve_ip(NULL, sp ? sp->m : NULL, ip, &s->resolved);
+	if (!err)
+		err = pool_resolved(s, first, count);
+	if (!err)
+		err = add_addr(s->c, pid, ip, *first, *count, &e);
 	mt_frame_vec_clear(&s->resolved);
 	return err;
 }
 
 /* The cached frames of (PID, IP), resolving them on first use. */
 static int lookup_addr(struct symbolizer *s, ptrdiff_t proc, uint32_t pid,
-		       uint64_t ip, const struct addr_entry **entry)
+		       uint64_t ip, size_t *first, size_t *count)
 {
+	const struct span *sp = NULL;
 	struct addr_key k = { s->c->addrs, pid, ip };
 	uint32_t idx;
+	int err = proc >= 0 && ip ? span_at(s, (size_t)proc, ip - 1, &sp) : 0;
 
+	if (err)
+		return err;
+	if (sp && sp->file != NO_FILE) {
+		if (mt_file_addrs_find(&s->c->files, sp->file, ip - sp->bias,
+				       first, count))
+			return 0;
+		return resolve_in_file(s, sp, ip, first, count);
+	}
 	if (mt_itab_find(&s->c->addr_tab, addr_hash(pid, ip), addr_eq, &k, &idx)) {
-		*entry = &s->c->addrs[idx];
+		*first = s->c->addrs[idx].first;
+		*count = s->c->addrs[idx].count;
 		return 0;
 	}
-	return resolve_addr(s, proc, pid, ip, entry);
+	return resolve_outside(s, proc, sp, pid, ip, first, count);
 }
 
 /* --- samples ------------------------------------------------------------ */
@@ -548,16 +655,16 @@ static int stack_frames(struct symbolizer *s, const struct mt_raw_stack *rs,
 	if (!err && (rs->nips == 0 || !rs->ips))
 		return push_named(s, UNKNOWN_STACK, n);
 	for (uint32_t i = 0; i < rs->nips && !err; i++) {
-		const struct addr_entry *e;
+		size_t first, count;
 
-		err = lookup_addr(s, proc, rs->pid, rs->ips[i], &e);
+		err = lookup_addr(s, proc, rs->pid, rs->ips[i], &first, &count);
 		if (!err)
-			err = mt_reserve(&s->stack, &s->stack_cap, *n + e->count,
+			err = mt_reserve(&s->stack, &s->stack_cap, *n + count,
 				      sizeof(*s->stack));
-		if (!err && e->count) {
-			memcpy(&s->stack[*n], &s->c->pool[e->first],
-			       e->count * sizeof(*s->stack));
-			*n += e->count;
+		if (!err && count) {
+			memcpy(&s->stack[*n], &s->c->pool[first],
+			       count * sizeof(*s->stack));
+			*n += count;
 		}
 	}
 	return err;
@@ -602,23 +709,29 @@ static void symbolizer_free(struct symbolizer *s)
 {
 	free(s->entry);
 	free(s->by_pid);
+	free(s->spans);
+	free(s->first_span);
 	mt_frame_vec_free(&s->resolved);
 	free(s->stack);
 }
 
 struct mt_symcache *mt_symcache_new(void)
 {
-	return calloc(1, sizeof(struct mt_symcache));
+	struct mt_symcache *c = calloc(1, sizeof(*c));
+
+	if (c && pthread_mutex_init(&c->lock, NULL) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 void mt_symcache_free(struct mt_symcache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nprocs; i++) {
-		mt_proc_dwfl_close(c->procs[i].dwfl);
+	for (size_t i = 0; i < c->nprocs; i++)
 		mt_perf_map_free(&c->procs[i].jit);
-	}
 	for (size_t i = 0; i < c->nframes; i++)
 		mt_frame_clear(&c->frames[i]);
 	free(c->procs);
@@ -629,6 +742,7 @@ void mt_symcache_free(struct mt_symcache *c)
 	mt_itab_free(&c->frame_tab);
 	mt_itab_free(&c->addr_tab);
 	mt_file_addrs_free(&c->files);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -670,22 +784,14 @@ static int give_frames(struct mt_symcache *c, struct mt_profile *out,
 	return err;
 }
 
-int mt_symbolize_cached(const struct mt_raw_profile *raw,
-			struct mt_profile *out, struct mt_symcache *cache)
+/* mt_symbolize_cached with C, which the caller holds. */
+static int symbolize_locked(const struct mt_raw_profile *raw,
+			    struct mt_profile *out, struct mt_symcache *c,
+			    bool keep)
 {
-	struct mt_symcache *c;
-	struct symbolizer s = { .raw = raw, .out = out };
+	struct symbolizer s = { .raw = raw, .out = out, .c = c };
 	int err;
 
-	if (!out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	if (!raw)
-		return -EINVAL;
-	c = cache ? cache : mt_symcache_new();
-	if (!c)
-		return -ENOMEM;
-	s.c = c;
 	c->reports++;
 	out->sum = raw->sum;
 	err = index_procs(&s);
@@ -696,8 +802,28 @@ int mt_symbolize_cached(const struct mt_raw_profile *raw,
 	for (size_t i = 0; !err && raw->stacks && i < raw->nstacks; i++)
 		err = add_sample(&s, &raw->stacks[i]);
 	if (!err)
-		err = give_frames(c, out, cache != NULL);
+		err = give_frames(c, out, keep);
 	symbolizer_free(&s);
+	return err;
+}
+
+int mt_symbolize_cached(const struct mt_raw_profile *raw,
+			struct mt_profile *out, struct mt_symcache *cache)
+{
+	struct mt_symcache *c;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!raw)
+		return -EINVAL;
+	c = cache ? cache : mt_symcache_new();
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	err = symbolize_locked(raw, out, c, cache != NULL);
+	pthread_mutex_unlock(&c->lock);
 	if (!cache)
 		mt_symcache_free(c);
 	if (err)
@@ -705,10 +831,13 @@ int mt_symbolize_cached(const struct mt_raw_profile *raw,
 	return err;
 }
 
-void mt_symcache_get_stats(const struct mt_symcache *c,
+void mt_symcache_get_stats(struct mt_symcache *c,
 			   struct mt_symcache_stats *stats)
 {
+	pthread_mutex_lock(&c->lock);
 	*stats = c->stats;
+	stats->sessions = c->files.sessions;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out)

@@ -18,11 +18,12 @@
 int mt_symbolize(const struct mt_raw_profile *raw, struct mt_profile *out);
 
 /*
- * What symbolising one profile learns (each process's libdwfl session,
- * the frames of every address, per process and per file) kept for the next: a trace's tenth report
- * costs far less than its first.  A process whose files changed (a
- * dlopen; another process with its pid) has its session and addresses
- * made anew.
+ * What symbolising one profile learns (each file's libdwfl session, the
+ * frames of every address of a file, the frames of addresses outside
+ * files per process) kept for the next: a trace's tenth report costs far
+ * less than its first.  A process's new files (a dlopen) are added; what
+ * its other files gave is kept.  One cache may serve several threads (a
+ * trace's reports and its HTTP server): each call holds its lock.
  */
 struct mt_symcache;
 
@@ -30,25 +31,25 @@ struct mt_symcache *mt_symcache_new(void);
 void mt_symcache_free(struct mt_symcache *c);
 
 /*
- * mt_symbolize with CACHE (NULL: none).  The processes' modules must stay
- * in place (same mt_module addresses) while the cache keeps their session,
- * or change their start/end/bias or count; OUT's frames are the cache's
- * frames so far, copied.
+ * mt_symbolize with CACHE (NULL: none).  Nothing of RAW is kept by the
+ * cache (files are known by their identity, not by where RAW holds them);
+ * OUT's frames are the cache's frames so far, copied.
  */
 int mt_symbolize_cached(const struct mt_raw_profile *raw,
 			struct mt_profile *out, struct mt_symcache *cache);
 
 /*
  * What a cache has done so far (for tests and benchmarks): the libdwfl
- * sessions it opened and the addresses it resolved with them (an address
- * of a file another process resolved at the same place is not counted).
+ * sessions it opened (one per file) and the addresses it resolved (an
+ * address of a file another process, or an earlier profile, resolved at
+ * the same place is not counted).
  */
 struct mt_symcache_stats {
 	size_t sessions;
 	size_t resolutions;
 };
 
-void mt_symcache_get_stats(const struct mt_symcache *c,
+void mt_symcache_get_stats(struct mt_symcache *c,
 			   struct mt_symcache_stats *stats);
 
 #endif /* MEMTRACE_SYMBOLIZE_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* proc_dwfl.c: a libdwfl session for one traced process (see proc_dwfl.h). */
-#include "proc_dwfl.h"
+/* file_dwfl.c: a libdwfl session for one mapped file (see file_dwfl.h). */
+#include "file_dwfl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +16,6 @@ static const Dwfl_Callbacks callbacks = {
 
 /* What we keep per reported module (its libdwfl user data). */
 struct module_data {
-	const struct mt_module *mm;
 	bool indexed;               /* cus was built */
 	struct mt_cu_index cus;
 	bool sym_indexed;           /* syms was built */
@@ -33,8 +32,8 @@ static struct module_data *module_data(Dwfl_Module *mod)
 	return *userdata;
 }
 
-/* Report M; returns -ENOMEM only, a module that cannot be used is skipped. */
-static int report_module(Dwfl *dwfl, const struct mt_module *m)
+/* Report M's file at its ELF addresses; returns -ENOMEM only. */
+static int report_file(Dwfl *dwfl, const struct mt_module *m)
 {
 	if (!m->path)
 		return 0;
@@ -42,23 +41,19 @@ static int report_module(Dwfl *dwfl, const struct mt_module *m)
 
 	if (!data)
 		return -ENOMEM;
-	data->mm = m;
 	/* libdwfl owns (and closes) the descriptor of a reported module. */
 	int fd = m->fd >= 0 ? dup(m->fd) : -1;
 
 	/*
-	 * add_p_vaddr=true makes libdwfl take BASE as the load bias
-	 * (runtime address - ELF vaddr), which is what mt_module.bias is;
-	 * with false it would take BASE as the address of the first PT_LOAD
-	 * segment, which differs for objects not linked at vaddr 0.
+	 * add_p_vaddr=true with BASE 0: the module lies at its ELF virtual
+	 * addresses (a load bias of 0), whatever process maps it where.
 	 */
 	Dwfl_Module *mod = dwfl_report_elf(dwfl, mt_path_basename(m->path),
-					   m->path, fd, m->bias, true);
+					   m->path, fd, 0, true);
 	void **userdata;
 
 	if (!mod || !dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL,
-				      NULL, NULL) || *userdata) {
-		/* Failed, or the same file reported twice: keep the first. */
+				      NULL, NULL)) {
 		if (!mod && fd >= 0)
 			close(fd);
 		free(data);
@@ -102,7 +97,7 @@ static int removed_module(Dwfl_Module *mod, void *userdata, const char *name,
 	return 0;
 }
 
-void mt_proc_dwfl_close(Dwfl *dwfl)
+void mt_file_dwfl_close(Dwfl *dwfl)
 {
 	if (!dwfl)
 		return;
@@ -110,32 +105,24 @@ void mt_proc_dwfl_close(Dwfl *dwfl)
 	dwfl_end(dwfl);
 }
 
-Dwfl *mt_proc_dwfl_open(const struct mt_process *proc)
+Dwfl *mt_file_dwfl_open(const struct mt_module *m)
 {
 	Dwfl *dwfl = dwfl_begin(&callbacks);
-	int err = 0;
+	int err;
 
 	if (!dwfl)
 		return NULL;
 	dwfl_report_begin(dwfl);
-	for (size_t i = 0; !err && proc->mods && i < proc->nmods; i++)
-		err = report_module(dwfl, &proc->mods[i]);
+	err = report_file(dwfl, m);
 	dwfl_report_end(dwfl, removed_module, NULL);
 	if (err) {
-		mt_proc_dwfl_close(dwfl);
+		mt_file_dwfl_close(dwfl);
 		return NULL;
 	}
 	return dwfl;
 }
 
-const struct mt_module *mt_proc_dwfl_module(Dwfl_Module *mod)
-{
-	const struct module_data *data = module_data(mod);
-
-	return data ? data->mm : NULL;
-}
-
-int mt_proc_dwfl_addrdie(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die **cudie,
+int mt_file_dwfl_addrdie(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die **cudie,
 			 Dwarf_Addr *bias)
 {
 	struct module_data *data;
@@ -166,7 +153,7 @@ int mt_proc_dwfl_addrdie(Dwfl_Module *mod, Dwarf_Addr pc, Dwarf_Die **cudie,
 	return 0;
 }
 
-int mt_proc_dwfl_symbols(Dwfl_Module *mod, const struct mt_sym_index **syms)
+int mt_file_dwfl_symbols(Dwfl_Module *mod, const struct mt_sym_index **syms)
 {
 	struct module_data *data = module_data(mod);
 
