@@ -100,7 +100,20 @@ static int probe_new_files(struct mt_system *sys, struct memleak_bpf *skel,
 		}
 		probe = is_allocator(o, objs->has_exe && i == 0, &family,
 				     sys->prefix);
-		if (probe) {
+		if (!probe && mt_probes_dynamic_loader(o)) {
+			/* ld.so's hook alone (no allocator: not named, and
+			 * no process "uses" it): a process that took stacks
+			 * tells of the files a dlopen maps as it maps them
+			 * (bpf/vma_dump.h), not only at a copy, and asks for
+			 * their tables; it may exit before /proc is read. */
+			ret = mt_probes_attach_object(probes, skel, o, false,
+						      sys->prefix);
+			if (ret == -EOPNOTSUPP)
+				return ret;
+			if (ret)
+				fprintf(stderr, "memtrace: cannot probe %s: %s\n",
+					o->shown, strerror(-ret));
+		} else if (probe) {
 			ret = mt_probes_attach_object(probes, skel, o, family,
 						      sys->prefix);
 			if (ret == -EOPNOTSUPP)

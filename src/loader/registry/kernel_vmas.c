@@ -238,12 +238,22 @@ int mt_kvmas_open(const struct mt_file_key *file, const char **name)
 	return fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
 }
 
+/* Does [START, END) overlap one of the first N modules of PROC? */
+static bool overlaps(const struct mt_process *proc, size_t n, uint64_t start,
+		     uint64_t end)
+{
+	for (size_t i = 0; i < n; i++)
+		if (start < proc->mods[i].end && proc->mods[i].start < end)
+			return true;
+	return false;
+}
+
 size_t mt_kvmas_modules(struct mt_process *proc)
 {
 	struct kproc *p = proc_of(proc->pid, false);
-	size_t added = 0;
+	size_t added = 0, own = proc->nmods;
 
-	if (!p || proc->nmods)
+	if (!p)
 		return 0;
 	for (size_t i = 0; i < p->n; i++) {
 		const struct mt_kvma *v = &p->v[i];
@@ -254,7 +264,7 @@ size_t mt_kvmas_modules(struct mt_process *proc)
 					 .text_offset = v->offset };
 		struct mt_module *nv;
 
-		if (!f || f->fd < 0 ||
+		if (overlaps(proc, own, v->start, v->end) || !f || f->fd < 0 ||
 		    mt_elf_load_bias(f->fd, v->start, v->offset, &mod.bias))
 			continue;
 		mt_build_id_hex(f->fd, mod.build_id, sizeof(mod.build_id));

@@ -39,8 +39,9 @@ const struct mt_kvma *mt_kvmas_of(uint32_t pid, size_t *n);
  * opened as the inode mapped. */
 int mt_kvmas_open(const struct mt_file_key *file, const char **name);
 
-/* Give PROC (pid set) modules for PID's mappings, when it has none (it
- * was gone before /proc could be read).  How many were added. */
+/* Give PROC (pid set) modules for PID's mappings that overlap none of
+ * its own: it was gone before /proc could be read, or read again after
+ * a dlopen.  How many were added. */
 size_t mt_kvmas_modules(struct mt_process *proc);
 
 /* Files told of, and those that could not be opened (for -v). */

@@ -975,8 +975,9 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		raw->procs = &tr->proc;
 		raw->nprocs = 1;
 	} else {
-		/* Processes gone before /proc could be read: their
-		 * mappings as the kernel told them. */
+		/* Processes gone before /proc could be read (or read
+		 * again after a dlopen): their mappings as the kernel
+		 * told them. */
 		for (size_t i = 0; i < tr->sys.nprocs; i++)
 			mt_kvmas_modules(&tr->sys.procs[i]);
 		raw->procs = tr->sys.procs;

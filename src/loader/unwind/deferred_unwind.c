@@ -77,6 +77,7 @@ void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system)
 	int ncpus;
 
 	skel->rodata->defer_mode = !on ? 0 : all && *all == '1' ? 2 : 1;
+	skel->rodata->vma_system = system;
 	if (ring && *ring)
 		size = strtoul(ring, NULL, 0);
 	if (page <= 0)
