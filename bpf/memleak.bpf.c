@@ -263,8 +263,7 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 			fr->seg_ids[0] = p;
 			return p;
 		}
-		count(MT_CNT_STACKS_TRUNCATED, 1);
-		count(MT_CNT_TRUNC + MT_TRUNC_COPY_LOST, 1);
+		uw_count_cut(MT_TRUNC_COPY_LOST);
 	}
 	return h;
 }

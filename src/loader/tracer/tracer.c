@@ -26,6 +26,7 @@
 #include "mapping_capture.h"
 #include "private_text.h"
 #include "proc_state.h"
+#include "trunc_procs.h"
 #include "vma_files.h"
 
 /* ---- attaching ---- */
@@ -928,6 +929,19 @@ static int family_mappings(struct mt_tracer *tr)
 	return ret;
 }
 
+/* The name process PID has now, for -v (NULL: not known). */
+static const char *name_of_pid(void *arg, uint32_t pid)
+{
+	struct mt_tracer *tr = arg;
+
+	if (tr->kind == MT_TRACER_ONE)
+		return pid == tr->proc.pid ? tr->proc.comm : NULL;
+	for (size_t i = tr->sys.nprocs; i-- > 0;)
+		if (tr->sys.procs[i].pid == pid)
+			return tr->sys.procs[i].comm;
+	return NULL;
+}
+
 int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 {
 	bool live = !tr->stopped;
@@ -966,6 +980,13 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		if (done)
 			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",
 				done, waiting, cut);
+	}
+	if (!live && tr->o->verbose && tr->uw_on) {
+		size_t n;
+		struct mt_trunc_count *cuts = mt_deferred_unwind_cuts(&n);
+
+		mt_trunc_procs_say(tr->skel, cuts, n, name_of_pid, tr, stderr);
+		free(cuts);
 	}
 	mt_collect_count_frees(raw);
 	if (tr->kind == MT_TRACER_ONE) {

@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "memleak.skel.h"
 #include "profile.h"
+#include "trunc_procs.h"
 #include "unwinder.h"
 
 /* The ring buffer's size by default: a copy is its header, the stack to
@@ -75,6 +76,8 @@ static struct {
 	uint64_t truncated;
 	uint64_t trunc[MT_TRUNC__COUNT];   /* truncated, by reason */
 	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
+	struct mt_trunc_count *cuts;       /* truncated, by process */
+	size_t ncuts;
 	struct mod_seen *mods;
 	size_t nmods, mods_cap;
 	struct mt_itab mods_index;         /* mods by file */
@@ -455,6 +458,8 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 	if (r == MT_DW_TRUNCATED) {
 		D.truncated++;
 		D.trunc[mt_dw_last_reason()]++;
+		mt_trunc_count_add(&D.cuts, &D.ncuts, c->pid,
+				   (int)mt_dw_last_reason(), 1);
 	}
 	/* How deep whole stacks are, in bytes: the copy's bound. */
 	if (r == MT_DW_DONE && c->steps == 0) {
@@ -733,6 +738,21 @@ void mt_deferred_unwind_depth(uint64_t *whole, uint64_t *mean,
 	*max = D.used_max;
 }
 
+struct mt_trunc_count *mt_deferred_unwind_cuts(size_t *n)
+{
+	struct mt_trunc_count *v = NULL;
+
+	*n = 0;
+	if (D.ncuts && (v = malloc(D.ncuts * sizeof(*v))) != NULL) {
+		memcpy(v, D.cuts, D.ncuts * sizeof(*v));
+		*n = D.ncuts;
+	}
+	/* Still waiting: cut where a table was missing. */
+	for (size_t i = 0; i < D.nwait; i++)
+		mt_trunc_count_add(&v, n, D.wait[i]->pid, MT_TRUNC_NO_TABLE, 1);
+	return v;
+}
+
 void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
 			      uint64_t *truncated)
 {
@@ -758,6 +778,7 @@ void mt_deferred_unwind_free(void)
 	free(D.pids);
 	free(D.mods);
 	mt_itab_free(&D.mods_index);
+	free(D.cuts);
 	memset(&D, 0, sizeof(D));
 	D.modules_fd = D.stacks_fd = -1;
 	mt_kvmas_free();
