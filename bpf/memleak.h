@@ -495,6 +495,7 @@ struct mt_defer_copy {
 #define MT_VMA_PATH_MAX 256
 #define MT_VMA_FIRST 1U      /* flags: the first mapping of a dump */
 #define MT_VMA_PATH_CUT 2U   /* path: not up to the root (too deep, long) */
+#define MT_VMA_NEW_MM 4U     /* with FIRST: a new address space (an exec) */
 
 struct mt_vma_record {
 	__u64 kind;        /* 0: not a copy */

@@ -134,6 +134,8 @@ __noinline int vma_dump(__u32 pid)
 	if (old && old->mm == mk.mm && old->map_count != ~0ULL)
 		return 0;
 	mk.copies = old && old->mm == mk.mm ? old->copies : 0;
+	if (old && old->mm != mk.mm)
+		first |= MT_VMA_NEW_MM; /* an exec: the old image's stay told */
 	s = bpf_map_lookup_elem(&vma_scratch, &zero);
 	if (!s)
 		return 0;

@@ -13,10 +13,17 @@ exits before memtrace can read its mappings again.
   (`[unknown]`).  ld.so's hook tells the BPF program of each dlopen, which
   tells the loader of the new mappings then (bpf/vma_dump.h): nothing
   else would, the process gone before a scan of /proc.
+- system.first_run_shell_fork: a copy of bash (a file with no table yet)
+  forks and execs sleep; the child's allocations between fork and exec,
+  in the shell's code, are copied and unwound after the exec replaced
+  its mappings: unwound and named with the mappings it had then (the
+  kernel marks a dump that follows an exec, and the loader keeps the
+  old image's mappings): no frame unplaced, no 'bad stack' for it.
 """
 
 import os
 import random
+import re
 import subprocess
 import tempfile
 import time
@@ -128,3 +135,51 @@ def _first_run_dlopen():
         check_eq(hits[0].ips[0].module, "libfdl%d.so" % i, "the leaf's file", details)
     check_eq([(s.alloc_bytes, [ip.module for ip in _unplaced(s)]) for s in stacks if _unplaced(s)],
              [], "stacks with frames in no mapping", details)
+
+
+@test("system.first_run_shell_fork")
+def _first_run_shell_fork():
+    """A shell (a copy of bash: a file whose table is not made yet) forks
+    and execs a program: the child's allocations between the fork and the
+    exec, in the shell's code, are copied and unwound after the exec has
+    replaced its mappings.  They are unwound and named with the mappings
+    the process had then: whole (no 'bad stack' for the child), no frame
+    unplaced."""
+    d = tempfile.mkdtemp(prefix="mt-fork-")
+    sh = os.path.join(d, "mybash")
+    with open("/bin/bash", "rb") as src, open(sh, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(sh, 0o755)
+    raw = os.path.join(d, "raw.txt")
+    pidf = os.path.join(d, "pid")
+    env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"))
+    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-d", "40", "--raw=" + raw, "-n", "5"],
+                  stdin=subprocess.DEVNULL, env=env)
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+        r = subprocess.run([sh, "-c", "/bin/sleep 0.2 & echo $! > %s; wait" % pidf])
+        check_eq(r.returncode, 0, "the shell's exit status")
+        time.sleep(1)
+        mt.signal(2)
+        check_eq(mt.wait(120), 0, "memtrace exit status", mt.details())
+    finally:
+        mtlib.kill_quietly(mt)
+    with open(pidf) as f:
+        child = int(f.read())
+    with open(raw) as f:
+        text = f.read()
+    stacks = [s for s in parse_raw(text, mt.details()) if s.pid == child]
+    shown = "\n".join("%d B in %d: %s" % (s.alloc_bytes, s.alloc_objects,
+                                           ";".join(ip.module for ip in reversed(s.ips)))
+                      for s in stacks)
+    err = mt.err.text(1)
+    details = mt.details() + "\n-v of the child:\n" + "\n".join(
+        l for l in err.splitlines() if "pid %d " % child in l) + "\nstacks of pid %d:\n%s" % (child, shown)
+    in_shell = [s for s in stacks if any(ip.module == "mybash" for ip in s.ips)]
+    check(in_shell, "no stack of the child in the shell's code", details)
+    check_eq([(s.alloc_bytes, [ip.module for ip in _unplaced(s)]) for s in stacks if _unplaced(s)],
+             [], "the child's stacks with frames in no mapping", details)
+    cut = re.search(r"^memtrace:   pid %d \([^)]*\):(.*)$" % child, err, re.M)
+    check(cut is None or "bad stack" not in cut.group(1),
+          "the child's stacks cut short: %s" % (cut.group(1) if cut else ""), details)

@@ -34,6 +34,9 @@ void mt_kvmas_add(const void *data, size_t size);
 /* Process PID's mappings as last told (*N of them), or NULL. */
 const struct mt_kvma *mt_kvmas_of(uint32_t pid, size_t *n);
 
+/* Process PID's mappings before its last exec (*N of them), or NULL. */
+const struct mt_kvma *mt_kvmas_before_exec(uint32_t pid, size_t *n);
+
 /* A new descriptor open on FILE (to be closed by the caller), its path
  * into *NAME (valid until mt_kvmas_free()); -1 when it could not be
  * opened as the inode mapped. */

@@ -306,6 +306,27 @@ static bool find_mapping(const struct pid_maps *p, uint64_t pc,
 	return true;
 }
 
+/*
+ * PC in PID's image before its last exec, as the kernel told it: a copy
+ * taken there (a shell's, between its fork and its exec) is read after
+ * the new image's mappings replaced those.  0, or -1.
+ */
+static int before_exec(uint32_t pid, uint64_t pc, struct mt_dw_mapping *out)
+{
+	size_t n;
+	const struct mt_kvma *k = mt_kvmas_before_exec(pid, &n);
+
+	for (size_t i = 0; k && i < n; i++) {
+		if (pc >= k[i].start && pc < k[i].end) {
+			*out = (struct mt_dw_mapping){ k[i].start, k[i].end,
+						       k[i].offset - k[i].start,
+						       k[i].file };
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int mapping_cb(void *ctx, uint64_t pc, struct mt_dw_mapping *out)
 {
 	struct walk_ctx *w = ctx;
@@ -318,7 +339,7 @@ static int mapping_cb(void *ctx, uint64_t pc, struct mt_dw_mapping *out)
 		    find_mapping(w->maps, pc, out))
 			return 0;
 	}
-	return -1;
+	return before_exec(w->c->pid, pc, out);
 }
 
 static bool same_file(const void *ctx, uint32_t idx)
