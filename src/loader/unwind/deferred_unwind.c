@@ -145,7 +145,8 @@ static int by_start(const void *a, const void *b)
 /* P's mappings are now the N of V (malloc()ed, taken), none asked for. */
 static void set_maps(struct pid_maps *p, struct mt_dw_mapping *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), by_start);
+	if (v && n > 1)
+		qsort(v, n, sizeof(*v), by_start);
 	free(p->v);
 	free(p->asked);
 	p->v = v;
