@@ -46,6 +46,11 @@ struct mt_system {
 	/* Following: the registry each process is read into (images.h);
 	 * NULL: read here, /proc alone. */
 	struct mt_images *images;
+	/* Called (when set) between processes during a scan: a scan takes
+	 * tens of milliseconds, and the ring of stack copies a program's
+	 * first run fills in fewer must be read meanwhile. */
+	void (*between)(void *ctx);
+	void *between_ctx;
 };
 
 /*

@@ -179,6 +179,15 @@ static void unwinder_tick(void *arg)
 	mt_deferred_unwind_poll(false);
 }
 
+/* During a scan: the stacks copied meanwhile read (not walked). */
+static void read_copies(void *arg)
+{
+	struct mt_tracer *tr = arg;
+
+	if (tr->uw_on && !tr->stopped)
+		mt_unwinder_poll(&tr->uw);
+}
+
 /* The target mapped new files: probe new/delete in libraries it loaded. */
 static void one_new_files(void *arg)
 {
@@ -684,6 +693,8 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 		      : mt_target_follows(o) ? MT_TRACER_FAMILY : MT_TRACER_ONE;
 	tr->sys.prefix = o->symbol_prefix;
 	tr->sys.family = tr->kind == MT_TRACER_FAMILY ? &tr->fam : NULL;
+	tr->sys.between = read_copies;
+	tr->sys.between_ctx = tr;
 	tr->sys.images = tr->kind == MT_TRACER_FAMILY ? &tr->images : NULL;
 	tr->s.duration = o->duration;
 	tr->s.sigfd = sigfd;
