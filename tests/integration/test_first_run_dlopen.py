@@ -24,6 +24,7 @@ exits before memtrace can read its mappings again.
 import os
 import random
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -99,6 +100,13 @@ def _unplaced(s):
 @test("system.first_run_dlopen")
 def _first_run_dlopen():
     d = tempfile.mkdtemp(prefix="mt-fdl-")
+    try:
+        _dlopen_case(d)
+    finally:
+        shutil.rmtree(d, True)
+
+
+def _dlopen_case(d):
     tag = "%016x" % random.getrandbits(64)
     prog, libs = _build(d, tag)
     raw = os.path.join(d, "raw.txt")
@@ -146,6 +154,13 @@ def _first_run_shell_fork():
     the process had then: whole (no 'bad stack' for the child), no frame
     unplaced."""
     d = tempfile.mkdtemp(prefix="mt-fork-")
+    try:
+        _shell_fork_case(d)
+    finally:
+        shutil.rmtree(d, True)
+
+
+def _shell_fork_case(d):
     sh = os.path.join(d, "mybash")
     with open("/bin/bash", "rb") as src, open(sh, "wb") as dst:
         dst.write(src.read())
