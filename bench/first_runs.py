@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""first_runs.py PROFILE.json PIDS REPORT.txT: the per-program figures of
-scripts/first_runs.sh.
+"""first_runs.py PROFILE.json PIDS REPORT.txT [MEMTRACE.err]: the
+per-program figures of scripts/first_runs.sh.
 
 PROFILE.json is `memtrace report heap.pb.gz --json` of a system-wide
 trace; PIDS has one line "NAME PID MS" per program the script ran (MS:
@@ -8,6 +8,10 @@ its wall time under tracing);
 REPORT.txt is the trace's text report (its header's `truncated stacks:`
 line, for every process traced).  For each program, over the stacks of
 its pid: allocations, bytes, and the bytes whose stack reaches main.
+MEMTRACE.err is memtrace -v's stderr: its "truncated stacks by process"
+lines say which of the header's truncated stacks are each program's
+(its pid's: the shell's moment between fork and exec included), and
+which are other processes' (the machine's, memtrace's own helpers...).
 
 A stack reaches main when it has a frame `main` or
 `__libc_start_call_main` (glibc's caller of main: the frame under it is
@@ -25,8 +29,9 @@ Prints a table, then one line per program for scripts:
   first_runs program=NAME pid=N ms=N comm=C allocs=N bytes=N main_bytes=N
              main_pct=P whole_bytes=N cut_allocs=N cut_bytes=N
              unknown_allocs=N unknown_bytes=N shell_allocs=N
+             truncated=N trunc_reasons="bad stack 1"
 and one line for the trace's header:
-  first_runs truncated=N reasons="no table 2, depth 1"
+  first_runs truncated=N reasons="no table 2, depth 1" others=N
 """
 import json
 import re
@@ -58,8 +63,23 @@ def root_of(frames):
     return f.get("function") or "?"
 
 
+def truncated_by_pid(path):
+    """{pid: (comm, total, "reason n, ...")} of memtrace -v's lines."""
+    out = {}
+    if not path:
+        return out
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"memtrace:   pid (\d+) \(([^)]*)\): (.*)$", line.rstrip("\n"))
+            if m:
+                total = sum(int(p.rpartition(" ")[2]) for p in m.group(3).split(", "))
+                out[int(m.group(1))] = (m.group(2), total, m.group(3))
+    return out
+
+
 def main():
     prof_path, pids_path, report_path = sys.argv[1:4]
+    cuts = truncated_by_pid(sys.argv[4] if len(sys.argv) > 4 else None)
     with open(prof_path) as f:
         prof = json.load(f)
     progs = []
@@ -103,6 +123,7 @@ def main():
                 c[0] += v["alloc_objects"]
                 c[1] += v["alloc_space"]
         r["main_pct"] = 100.0 * r["main_bytes"] / r["bytes"] if r["bytes"] else 0.0
+        r["trunc"], r["trunc_reasons"] = cuts.get(pid, ("", 0, ""))[1:]
         rows.append(r)
 
     trunc, reasons = "?", ""
@@ -113,26 +134,39 @@ def main():
                 trunc, reasons = m.group(1), m.group(2) or ""
                 break
 
-    fmt = "%-8s %7s %6s %8s %10s %8s %10s %8s %10s %8s %10s %6s"
-    print(fmt % ("", "", "", "", "", "", "not main", "cut", "", "unknown", "", "shell"))
+    fmt = "%-8s %7s %6s %8s %10s %8s %10s %8s %10s %8s %10s %6s %6s"
+    print(fmt % ("", "", "", "", "", "", "not main", "cut", "", "unknown", "", "shell", "trunc"))
     print(fmt % ("program", "pid", "ms", "allocs", "bytes", "main%", "whole B", "allocs", "bytes",
-                 "allocs", "bytes", "allocs"))
+                 "allocs", "bytes", "allocs", "stacks"))
     for r in rows:
         print(fmt % (r["program"], r["pid"], r["ms"], r["allocs"], r["bytes"], "%.2f%%" % r["main_pct"],
                      r["whole_bytes"], r["cut_allocs"], r["cut_bytes"], r["unknown_allocs"],
-                     r["unknown_bytes"], r["shell_allocs"]))
+                     r["unknown_bytes"], r["shell_allocs"], r["trunc"]))
     for r in rows:
         for root, (n, b) in sorted(r["cut_roots"].items(), key=lambda kv: -kv[1][1])[:5]:
             print("  %s: cut short at %s: %d allocations, %d bytes" % (r["program"], root, n, b))
+    for r in rows:
+        if r["trunc"]:
+            print("  %s: truncated stacks: %s" % (r["program"], r["trunc_reasons"]))
     print("truncated stacks (every process traced, from the header): %s%s" % (
         trunc, " (%s)" % reasons if reasons else ""))
+    mine = {r["pid"] for r in rows}
+    others = sorted(((t, pid, c, why) for pid, (c, t, why) in cuts.items() if pid not in mine),
+                    reverse=True)
+    if others:
+        print("  of other processes: %d, the most: %s" % (
+            sum(o[0] for o in others),
+            "; ".join("%s[%d] %s" % (c, pid, why) for _, pid, c, why in others[:5])))
     for r in rows:
         print("first_runs program=%s pid=%d ms=%d comm=%s allocs=%d bytes=%d main_bytes=%d main_pct=%.2f "
-              "whole_bytes=%d cut_allocs=%d cut_bytes=%d unknown_allocs=%d unknown_bytes=%d shell_allocs=%d" % (
+              "whole_bytes=%d cut_allocs=%d cut_bytes=%d unknown_allocs=%d unknown_bytes=%d shell_allocs=%d "
+              'truncated=%d trunc_reasons="%s"' % (
                   r["program"], r["pid"], r["ms"], r["comm"], r["allocs"], r["bytes"], r["main_bytes"],
                   r["main_pct"], r["whole_bytes"], r["cut_allocs"], r["cut_bytes"],
-                  r["unknown_allocs"], r["unknown_bytes"], r["shell_allocs"]))
-    print('first_runs truncated=%s reasons="%s"' % (trunc, reasons))
+                  r["unknown_allocs"], r["unknown_bytes"], r["shell_allocs"], r["trunc"],
+                  r["trunc_reasons"]))
+    print('first_runs truncated=%s reasons="%s" others=%d' % (
+        trunc, reasons, sum(o[0] for o in others)))
 
 
 if __name__ == "__main__":

@@ -263,8 +263,7 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 			fr->seg_ids[0] = p;
 			return p;
 		}
-		count(MT_CNT_STACKS_TRUNCATED, 1);
-		count(MT_CNT_TRUNC + MT_TRUNC_COPY_LOST, 1);
+		uw_count_cut(MT_TRUNC_COPY_LOST);
 	}
 	return h;
 }
@@ -897,8 +896,14 @@ int BPF_KPROBE(dl_mapped)
 	    !bpf_map_update_elem(&hold_sent, &tid, &one, BPF_ANY))
 		bpf_send_signal_thread(MT_DL_HOLD_SIGNAL);
 	if (bench_part != MT_PART_TRAPS && trace_state != MT_TRACE_STOPPED) {
-		unwind_tell_mapped(pid);
-		vma_redump(pid); /* its new files, at its next copy */
+		bool told = vma_told(pid);
+
+		/* System-wide, not at every process's start: its first
+		 * stacks ask for the tables they need. */
+		if (told || !vma_system)
+			unwind_tell_mapped(pid);
+		if (told)
+			vma_mapped(pid); /* its new files, before it runs them */
 	}
 	return 0;
 }

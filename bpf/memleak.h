@@ -174,6 +174,16 @@ enum mt_trunc_reason {
 _Static_assert(MT_CNT_TRUNC_LAST == MT_CNT_TRUNC + MT_TRUNC__COUNT - 1,
 	       "a counter for every reason");
 
+/* The stacks of one process cut short in the BPF walk (or whose copy was
+ * lost), by reason: the "trunc_procs" map, by pid, for -v (which
+ * processes the header's truncated stacks are of). */
+#define MT_TRUNC_PROCS 4096
+
+struct mt_trunc_proc {
+	char comm[16];
+	__u64 n[MT_TRUNC__COUNT];
+};
+
 /* Key of the outstanding allocations. */
 struct mt_alloc_key {
 	__u32 pid;
@@ -485,6 +495,7 @@ struct mt_defer_copy {
 #define MT_VMA_PATH_MAX 256
 #define MT_VMA_FIRST 1U      /* flags: the first mapping of a dump */
 #define MT_VMA_PATH_CUT 2U   /* path: not up to the root (too deep, long) */
+#define MT_VMA_NEW_MM 4U     /* with FIRST: a new address space (an exec) */
 
 struct mt_vma_record {
 	__u64 kind;        /* 0: not a copy */

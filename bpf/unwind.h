@@ -630,6 +630,42 @@ static long unwind_step(__u64 i, void *ctx)
 	return uw_cfi_step(u, sc, row);
 }
 
+/* Stacks cut short, per process (struct mt_trunc_proc): made on demand
+ * (an idle trace holds no kernel memory for it); once it is full, a new
+ * process counts under pid 0, "other processes". */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_TRUNC_PROCS);
+	__type(key, __u32);
+	__type(value, struct mt_trunc_proc);
+} trunc_procs SEC(".maps");
+
+/* The current process had a stack cut short for REASON: counted, in all
+ * and under the process. */
+static __noinline void uw_count_cut(__u32 reason)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_trunc_proc *t, zero = {};
+
+	if (reason >= MT_TRUNC__COUNT)
+		reason = MT_TRUNC_BAD_STACK;
+	count(MT_CNT_STACKS_TRUNCATED, 1);
+	count(MT_CNT_TRUNC + reason, 1);
+	t = bpf_map_lookup_elem(&trunc_procs, &pid);
+	if (!t) {
+		bpf_get_current_comm(zero.comm, sizeof(zero.comm));
+		if (bpf_map_update_elem(&trunc_procs, &pid, &zero, BPF_NOEXIST)) {
+			pid = 0;
+			bpf_map_update_elem(&trunc_procs, &pid, &zero, BPF_NOEXIST);
+		}
+		t = bpf_map_lookup_elem(&trunc_procs, &pid);
+		if (!t)
+			return;
+	}
+	__sync_fetch_and_add(&t->n[reason], 1);
+}
+
 /*
  * Walk the user stack from REGS with this CPU's scratch SC, into its
  * frames FR.  Returns the number of frames stored (fr->ips[0..n)).
@@ -658,11 +694,8 @@ static __always_inline int unwind_user_stack(struct pt_regs *regs,
 	bpf_loop(MT_MAX_STACK_DEPTH + 1, unwind_step, &w, 0);
 	if (u->status == UW_DEFER)
 		return (int)u->n + 1; /* the frame with no table too */
-	if (u->status != UW_DONE) {
-		count(MT_CNT_STACKS_TRUNCATED, 1);
-		count(MT_CNT_TRUNC + (u->reason < MT_TRUNC__COUNT ?
-				      u->reason : MT_TRUNC_BAD_STACK), 1);
-	}
+	if (u->status != UW_DONE)
+		uw_count_cut(u->reason);
 	return (int)u->n;
 }
 

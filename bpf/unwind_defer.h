@@ -40,8 +40,25 @@ struct {
 
 #include "vma_dump.h"
 
-/* Copies a process has before it gives way in a half-full ring. */
+/* Copies a process has before it gives way in a ring three quarters
+ * full; eight times as many, half full; 64 times, a quarter full. */
 #define MT_DEFER_FAIR_COPIES 1024
+
+/* Does a process that had COPIES stacks copied give way to the others,
+ * the ring holding AVAIL of SIZE bytes?  A program's first run (a few
+ * thousand copies: python3's 5,000) before a busy process's (a compiler
+ * met at its start, hundreds of thousands), before none. */
+static __always_inline bool defer_gives_way(__u64 copies, __u64 avail,
+					    __u64 size)
+{
+	if (copies < MT_DEFER_FAIR_COPIES)
+		return false;
+	if (copies < 8 * MT_DEFER_FAIR_COPIES)
+		return avail > size / 4 * 3;
+	if (copies < 64 * MT_DEFER_FAIR_COPIES)
+		return avail > size / 2;
+	return avail > size / 4;
+}
 
 /*
  * The walk in SC stopped at a frame with no table (UW_DEFER), its N
@@ -66,14 +83,14 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc,
 	u = &sc->u;
 	/* The loader learns where the files are before it reads the copy. */
 	vma_dump(u->pid);
-	/* Fair shares: once the ring is half full, a process that had many
-	 * stacks copied already (a busy one whose files were met at the
-	 * start) gives way to those that had few (a program's first run). */
+	/* Fair shares: as the ring fills, a process that had many stacks
+	 * copied already (a busy one whose files were met at the start)
+	 * gives way to those that had fewer (a program's first run). */
 	mark = bpf_map_lookup_elem(&vma_marks, &u->pid);
 	if (mark) {
-		if (mark->copies >= MT_DEFER_FAIR_COPIES &&
-		    bpf_ringbuf_query(&unwind_copies, BPF_RB_AVAIL_DATA) >
-			    bpf_ringbuf_query(&unwind_copies, BPF_RB_RING_SIZE) / 2) {
+		if (defer_gives_way(mark->copies,
+				    bpf_ringbuf_query(&unwind_copies, BPF_RB_AVAIL_DATA),
+				    bpf_ringbuf_query(&unwind_copies, BPF_RB_RING_SIZE))) {
 			count(MT_CNT_DEFER_LOST, 1);
 			return MT_STACK_NONE;
 		}

@@ -9,10 +9,12 @@
  * (src/loader/registry/kernel_vmas.c).
  *
  * Sent at a process's first stack or copy (per address space: again
- * after an exec), and at its first copy after ld.so's debugger hook said
- * it mapped objects (a dlopen).  Not at every change of mm->map_count:
- * anonymous mappings (malloc's arenas) change it all the time, and a
- * dump per copy flooded the ring.
+ * after an exec), and at ld.so's debugger hook, which a dlopen calls
+ * once before and once after it maps objects: a stack through a library
+ * the process just loaded needs its mapping told, whether it is copied
+ * or walked here, and the process may exit at once.  Not at every change
+ * of mm->map_count: anonymous mappings (malloc's arenas) change it all
+ * the time, and a dump per copy flooded the ring.
  * The includer includes unwind_defer.h first (the ring buffer).
  */
 #ifndef MEMTRACE_BPF_VMA_DUMP_H
@@ -132,6 +134,8 @@ __noinline int vma_dump(__u32 pid)
 	if (old && old->mm == mk.mm && old->map_count != ~0ULL)
 		return 0;
 	mk.copies = old && old->mm == mk.mm ? old->copies : 0;
+	if (old && old->mm != mk.mm)
+		first |= MT_VMA_NEW_MM; /* an exec: the old image's stay told */
 	s = bpf_map_lookup_elem(&vma_scratch, &zero);
 	if (!s)
 		return 0;
@@ -167,14 +171,29 @@ __noinline int vma_dump(__u32 pid)
 	return 0;
 }
 
-/* PID mapped objects (a dlopen): tell of its mappings again at its next
- * copy, its count of copies kept. */
-static __always_inline void vma_redump(__u32 pid)
+/* System-wide (set by the loader): every process calls ld.so's hook as
+ * it starts, before its first stack; only one told of already has news
+ * at the hook (vma_told). */
+const volatile bool vma_system = false;
+
+/* Was the current address space of PID told of (a stack since its exec)? */
+static __always_inline bool vma_told(__u32 pid)
 {
 	struct vma_mark *m = bpf_map_lookup_elem(&vma_marks, &pid);
 
-	if (m)
-		m->map_count = ~0ULL;
+	return m && m->mm == (__u64)bpf_get_current_task_btf()->mm;
+}
+
+/* PID is mapping or has mapped objects (a dlopen, at ld.so's hook): tell
+ * of its mappings again now, its count of copies kept. */
+static __always_inline void vma_mapped(__u32 pid)
+{
+	struct vma_mark *m = bpf_map_lookup_elem(&vma_marks, &pid);
+
+	if (!m)
+		return;
+	m->map_count = ~0ULL;
+	vma_dump(pid);
 }
 
 #endif /* MEMTRACE_BPF_VMA_DUMP_H */

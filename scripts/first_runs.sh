@@ -15,8 +15,9 @@
 # stops memtrace and prints, per program (by the pid the script started
 # it as): allocations, bytes, the share of bytes whose stack reaches main,
 # and the stacks cut short (bench/first_runs.py says how each stack is
-# classed); then the trace header's `truncated stacks:` line (every
-# process traced, the machine's other processes too) and what memtrace
+# classed) and its truncated stacks (memtrace -v says whose each is);
+# then the trace header's `truncated stacks:` line (every process
+# traced, the machine's other processes too: the most named) and what memtrace
 # -v said about its unwind tables and deferred stack copies.
 #
 # --warm: the programs run twice, each time under a memtrace of its own
@@ -172,7 +173,8 @@ names=$(awk '{print $1}' "$T/pids.$PASS" | paste -sd '|')
 	die "memtrace report failed: $(tail -n 3 "$T/report.$PASS.err")"
 
 echo "first runs, system-wide, unwind cache $MODE ($(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg))"
-"$PY" bench/first_runs.py "$T/profile.$PASS.json" "$T/pids.$PASS" "$T/report.$PASS.txt"
+"$PY" bench/first_runs.py "$T/profile.$PASS.json" "$T/pids.$PASS" "$T/report.$PASS.txt" \
+	"$T/memtrace.$PASS.err"
 echo "memtrace -v (pass $PASS): deferred stacks; tables in the order they were loaded (#N), the"
 echo "programs' own and any that took 500 ms or more:"
 grep -E '^memtrace: deferred' "$T/memtrace.$PASS.err" | sed 's/^/  /' || true

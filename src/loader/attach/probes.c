@@ -510,8 +510,7 @@ static bool is_libc(const struct mt_object *o)
 	return fam && strcmp(fam, "glibc") == 0;
 }
 
-/* Whether OBJ is the dynamic loader (glibc's ld-linux-x86-64.so.2, ...). */
-static bool is_dynamic_loader(const struct mt_object *obj)
+bool mt_probes_dynamic_loader(const struct mt_object *obj)
 {
 	const char *name = mt_object_name(obj);
 
@@ -577,7 +576,7 @@ static int plan_object(const struct mt_probes *p,
 			e->has_mmap = true;
 		/* Unreadable or without the hook: stacks still ask for the
 		 * tables of the files they meet. */
-		if (ret == 0 && is_dynamic_loader(obj))
+		if (ret == 0 && mt_probes_dynamic_loader(obj))
 			plan_defs(&e->plan, dl_defs, NDL, "", false);
 		if (ret == 0)
 			plan_place(&e->plan);
@@ -854,7 +853,7 @@ int mt_probes_attach_dl_hook(struct mt_probes *p, struct memleak_bpf *skel,
 	struct mt_plan pl;
 	int ret;
 
-	if (!is_dynamic_loader(obj))
+	if (!mt_probes_dynamic_loader(obj))
 		return -EINVAL;
 	memset(&pl, 0, sizeof(pl));
 	pl.path = obj->path;

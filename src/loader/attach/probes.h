@@ -81,6 +81,10 @@ int mt_probes_attach_object(struct mt_probes *p, struct memleak_bpf *skel,
 			    const struct mt_object *obj, bool alloc_family,
 			    const char *prefix);
 
+/* Whether OBJ is the dynamic loader (glibc's ld-linux-x86-64.so.2, ...):
+ * mt_probes_attach_object probes its hook for debuggers (a dlopen). */
+bool mt_probes_dynamic_loader(const struct mt_object *obj);
+
 /*
  * mt_probes_attach_object for a file no process maps yet (an installed
  * allocator): its new/delete are not named on P's line (*DEFINES_CXX says

@@ -26,6 +26,8 @@
 #include "vma_files.h"
 
 #define SCAN_INTERVAL_NS 1000000000ULL
+/* Processes looked at between two calls of sys->between. */
+#define SCAN_SLICE 8
 
 static bool name_starts(const struct mt_object *o, const char *prefix)
 {
@@ -371,6 +373,7 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 	uint32_t *live = NULL;
 	size_t nlive = 0, cap = 0;
 	struct dirent *e;
+	size_t n = 0;
 	int ret = 0;
 
 	sys->last_scan_ns = mt_loop_now_ns();
@@ -401,6 +404,8 @@ int mt_system_scan(struct mt_system *sys, struct memleak_bpf *skel,
 		if (live)
 			live[nlive++] = (uint32_t)pid;
 		ret = look_at(sys, skel, probes, (uint32_t)pid, later);
+		if (sys->between && ++n % SCAN_SLICE == 0)
+			sys->between(sys->between_ctx);
 	}
 	closedir(d);
 	if (ret == 0)

@@ -61,6 +61,11 @@ struct mt_system {
 	 * dead), with its entry; NULL: none. */
 	void (*on_harvested)(void *ctx, struct mt_process *p);
 	void *harvest_ctx;
+	/* Called (when set) between processes during a scan: a scan takes
+	 * tens of milliseconds, and the ring of stack copies a program's
+	 * first run fills in fewer must be read meanwhile. */
+	void (*between)(void *ctx);
+	void *between_ctx;
 };
 
 /*

@@ -25,11 +25,15 @@ struct kfile {
 	char *path;
 };
 
-/* A process's mappings, as last told. */
+/* A process's mappings, as last told, and those of its image before its
+ * last exec (copies and stacks taken then, between a shell's fork and its
+ * exec, are read after). */
 struct kproc {
 	uint32_t pid;
 	struct mt_kvma *v;
 	size_t n, cap;
+	struct mt_kvma *old;
+	size_t nold;
 };
 
 static struct {
@@ -206,6 +210,15 @@ void mt_kvmas_add(const void *data, size_t size)
 	p = proc_of(r.pid, true);
 	if (!p)
 		return;
+	if ((r.flags & (MT_VMA_FIRST | MT_VMA_NEW_MM)) ==
+	    (MT_VMA_FIRST | MT_VMA_NEW_MM) && p->n) {
+		/* An exec: the old image's, kept apart. */
+		free(p->old);
+		p->old = p->v;
+		p->nold = p->n;
+		p->v = NULL;
+		p->n = p->cap = 0;
+	}
 	if (r.flags & MT_VMA_FIRST)
 		p->n = 0; /* a new dump: what it replaces is gone */
 	learn_file(&r);
@@ -229,6 +242,14 @@ const struct mt_kvma *mt_kvmas_of(uint32_t pid, size_t *n)
 	return p && p->n ? p->v : NULL;
 }
 
+const struct mt_kvma *mt_kvmas_before_exec(uint32_t pid, size_t *n)
+{
+	struct kproc *p = proc_of(pid, false);
+
+	*n = p ? p->nold : 0;
+	return p && p->nold ? p->old : NULL;
+}
+
 int mt_kvmas_open(const struct mt_file_key *file, const char **name)
 {
 	struct kfile *f = file_of(file);
@@ -239,15 +260,27 @@ int mt_kvmas_open(const struct mt_file_key *file, const char **name)
 	return fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
 }
 
+/* Does [START, END) overlap one of the first N modules of PROC? */
+static bool overlaps(const struct mt_process *proc, size_t n, uint64_t start,
+		     uint64_t end)
+{
+	for (size_t i = 0; i < n; i++)
+		if (start < proc->mods[i].end && proc->mods[i].start < end)
+			return true;
+	return false;
+}
+
 size_t mt_kvmas_modules(struct mt_process *proc)
 {
 	struct kproc *p = proc_of(proc->pid, false);
-	size_t added = 0;
+	size_t added = 0, own = proc->nmods;
 
-	if (!p || proc->nmods)
+	if (!p)
 		return 0;
-	for (size_t i = 0; i < p->n; i++) {
-		const struct mt_kvma *v = &p->v[i];
+	/* The current image's, then the one's before its exec (where they
+	 * overlap none: the stacks its shell took between fork and exec). */
+	for (size_t i = 0; i < p->n + p->nold; i++) {
+		const struct mt_kvma *v = i < p->n ? &p->v[i] : &p->old[i - p->n];
 		struct kfile *f = file_of(&v->file);
 		struct mt_module mod = { .fd = -1, .start = v->start,
 					 .end = v->end, .text_start = v->start,
@@ -255,7 +288,9 @@ size_t mt_kvmas_modules(struct mt_process *proc)
 					 .text_offset = v->offset };
 		struct mt_module *nv;
 
-		if (!f || f->fd < 0 ||
+		if (i == p->n)
+			own = proc->nmods; /* the current image's too */
+		if (overlaps(proc, own, v->start, v->end) || !f || f->fd < 0 ||
 		    mt_elf_load_bias(f->fd, v->start, v->offset, &mod.bias))
 			continue;
 		mt_build_id_hex(f->fd, mod.build_id, sizeof(mod.build_id));
@@ -330,8 +365,10 @@ void mt_kvmas_free(void)
 		free(K.files[i].path);
 	}
 	free(K.files);
-	for (size_t i = 0; i < K.nprocs; i++)
+	for (size_t i = 0; i < K.nprocs; i++) {
 		free(K.procs[i].v);
+		free(K.procs[i].old);
+	}
 	free(K.procs);
 	mt_itab_free(&K.file_index);
 	mt_itab_free(&K.proc_index);

@@ -34,13 +34,17 @@ void mt_kvmas_add(const void *data, size_t size);
 /* Process PID's mappings as last told (*N of them), or NULL. */
 const struct mt_kvma *mt_kvmas_of(uint32_t pid, size_t *n);
 
+/* Process PID's mappings before its last exec (*N of them), or NULL. */
+const struct mt_kvma *mt_kvmas_before_exec(uint32_t pid, size_t *n);
+
 /* A new descriptor open on FILE (to be closed by the caller), its path
  * into *NAME (valid until mt_kvmas_free()); -1 when it could not be
  * opened as the inode mapped. */
 int mt_kvmas_open(const struct mt_file_key *file, const char **name);
 
-/* Give PROC (pid set) modules for PID's mappings, when it has none (it
- * was gone before /proc could be read).  How many were added. */
+/* Give PROC (pid set) modules for PID's mappings that overlap none of
+ * its own: it was gone before /proc could be read, or read again after
+ * a dlopen.  How many were added. */
 size_t mt_kvmas_modules(struct mt_process *proc);
 
 /* PID's mappings are not needed any more (it exited, its allocations

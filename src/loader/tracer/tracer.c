@@ -27,6 +27,7 @@
 #include "mapping_capture.h"
 #include "private_text.h"
 #include "proc_state.h"
+#include "trunc_procs.h"
 #include "vma_files.h"
 
 /* ---- attaching ---- */
@@ -181,6 +182,15 @@ static void unwinder_tick(void *arg)
 
 	mt_unwinder_poll(&tr->uw);
 	mt_deferred_unwind_poll(false);
+}
+
+/* During a scan: the stacks copied meanwhile read (not walked). */
+static void read_copies(void *arg)
+{
+	struct mt_tracer *tr = arg;
+
+	if (tr->uw_on && !tr->stopped)
+		mt_unwinder_poll(&tr->uw);
 }
 
 /* The target mapped new files: probe new/delete in libraries it loaded. */
@@ -710,6 +720,8 @@ int mt_tracer_start(struct mt_tracer *tr, const struct mt_options *o,
 	tr->sys.verbose = o->verbose;
 	if (tr->kind == MT_TRACER_SYSTEM)
 		mt_fd_limit_raise();
+	tr->sys.between = read_copies;
+	tr->sys.between_ctx = tr;
 	tr->s.duration = o->duration;
 	tr->s.sigfd = sigfd;
 	tr->s.wake_fd = -1;
@@ -954,6 +966,19 @@ static int family_mappings(struct mt_tracer *tr)
 	return ret;
 }
 
+/* The name process PID has now, for -v (NULL: not known). */
+static const char *name_of_pid(void *arg, uint32_t pid)
+{
+	struct mt_tracer *tr = arg;
+
+	if (tr->kind == MT_TRACER_ONE)
+		return pid == tr->proc.pid ? tr->proc.comm : NULL;
+	for (size_t i = tr->sys.nprocs; i-- > 0;)
+		if (tr->sys.procs[i].pid == pid)
+			return tr->sys.procs[i].comm;
+	return NULL;
+}
+
 int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 {
 	bool live = !tr->stopped;
@@ -1001,6 +1026,13 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",
 				done, waiting, cut);
 	}
+	if (!live && tr->o->verbose && tr->uw_on) {
+		size_t n;
+		struct mt_trunc_count *cuts = mt_deferred_unwind_cuts(&n);
+
+		mt_trunc_procs_say(tr->skel, cuts, n, name_of_pid, tr, stderr);
+		free(cuts);
+	}
 	mt_collect_count_frees(raw);
 	if (tr->kind == MT_TRACER_ONE) {
 		/* The name it has now, if it exec'd. */
@@ -1009,8 +1041,9 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		raw->procs = &tr->proc;
 		raw->nprocs = 1;
 	} else {
-		/* Processes gone before /proc could be read: their
-		 * mappings as the kernel told them. */
+		/* Processes gone before /proc could be read (or read
+		 * again after a dlopen): their mappings as the kernel
+		 * told them. */
 		for (size_t i = 0; i < tr->sys.nprocs; i++)
 			mt_kvmas_modules(&tr->sys.procs[i]);
 		raw->procs = tr->sys.procs;

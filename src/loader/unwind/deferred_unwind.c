@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "memleak.skel.h"
 #include "profile.h"
+#include "trunc_procs.h"
 #include "unwinder.h"
 
 /* The ring buffer's size by default: a copy is its header, the stack to
@@ -38,8 +39,17 @@
 /* A process's executable mappings, as last read from /proc/PID/maps. */
 struct pid_maps {
 	uint32_t pid;
-	struct mt_dw_mapping *v;
+	struct mt_dw_mapping *v;       /* by start */
 	size_t n;
+	uint8_t *asked;                /* v[i]'s table asked for (ask_tables) */
+};
+
+/* A file's table as last looked up (module_of). */
+struct mod_seen {
+	struct mt_file_key key;
+	bool found;
+	struct mt_unwind_module mod;   /* found */
+	uint64_t loaded;               /* not found: tables loaded then */
 };
 
 /* A provisional id whose whole stack is known. */
@@ -66,6 +76,11 @@ static struct {
 	uint64_t truncated;
 	uint64_t trunc[MT_TRUNC__COUNT];   /* truncated, by reason */
 	uint64_t whole, used_sum, used_max;  /* whole walks from the top */
+	struct mt_trunc_count *cuts;       /* truncated, by process */
+	size_t ncuts;
+	struct mod_seen *mods;
+	size_t nmods, mods_cap;
+	struct mt_itab mods_index;         /* mods by file */
 } D = { .modules_fd = -1, .stacks_fd = -1 };
 
 void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system)
@@ -77,6 +92,7 @@ void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system)
 	int ncpus;
 
 	skel->rodata->defer_mode = !on ? 0 : all && *all == '1' ? 2 : 1;
+	skel->rodata->vma_system = system;
 	if (ring && *ring)
 		size = strtoul(ring, NULL, 0);
 	if (page <= 0)
@@ -119,6 +135,48 @@ static uint64_t kernel_dev(unsigned maj, unsigned min)
 	return ((uint64_t)maj << 20) | min;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct mt_dw_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* P's mappings are now the N of V (malloc()ed, taken), none asked for. */
+static void set_maps(struct pid_maps *p, struct mt_dw_mapping *v, size_t n)
+{
+	if (v && n > 1)
+		qsort(v, n, sizeof(*v), by_start);
+	free(p->v);
+	free(p->asked);
+	p->v = v;
+	p->n = n;
+	p->asked = calloc(n ? n : 1, 1);
+	if (!p->asked) {
+		free(p->v);
+		p->v = NULL;
+		p->n = 0;
+	}
+}
+
+/* The index of P's mapping that holds ADDR, or -1. */
+static ssize_t mapping_index(const struct pid_maps *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	if (!p->n || addr < p->v[0].start || addr >= p->v[p->n - 1].end)
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < p->v[lo - 1].end ? (ssize_t)lo - 1 : -1;
+}
+
 /* PID's executable mappings as the kernel told them (kernel_vmas.h) into
  * P.  0, or -1 when it did not. */
 static int kernel_maps(uint32_t pid, struct pid_maps *p)
@@ -133,9 +191,7 @@ static int kernel_maps(uint32_t pid, struct pid_maps *p)
 		v[i] = (struct mt_dw_mapping){ k[i].start, k[i].end,
 					       k[i].offset - k[i].start,
 					       k[i].file };
-	free(p->v);
-	p->v = v;
-	p->n = n;
+	set_maps(p, v, n);
 	return 0;
 }
 
@@ -180,9 +236,7 @@ static int read_maps(uint32_t pid, struct pid_maps *p)
 		n++;
 	}
 	fclose(f);
-	free(p->v);
-	p->v = v;
-	p->n = n;
+	set_maps(p, v, n);
 	return 0;
 }
 
@@ -197,7 +251,7 @@ static struct pid_maps *maps_of(uint32_t pid)
 	if (!nv)
 		return NULL;
 	D.pids = nv;
-	nv[D.npids] = (struct pid_maps){ pid, NULL, 0 };
+	nv[D.npids] = (struct pid_maps){ pid, NULL, 0, NULL };
 	return &D.pids[D.npids++];
 }
 
@@ -206,32 +260,31 @@ static struct pid_maps *maps_of(uint32_t pid)
  * of the files the walk of C may need: its frame's, and those of every
  * mapping a word of the copied stack points into (the return addresses
  * among them).  Only those: system-wide, every process met would have
- * every file it maps made a table of.
+ * every file it maps made a table of.  Each of P's mappings is asked for
+ * once (until its mappings are read again): a program's first run has
+ * thousands of copies, each of which asked for the same files again.
  */
-static void ask_tables(const struct mt_defer_copy *c, const struct pid_maps *p)
+static void ask_tables(const struct mt_defer_copy *c, struct pid_maps *p)
 {
-	uint8_t hit[512] = { 0 };
-	size_t last = SIZE_MAX, n = p->n < sizeof(hit) ? p->n : sizeof(hit);
+	ssize_t i = mapping_index(p, c->pc);
 
-	mt_unwinder_ask(D.u, (pid_t)c->pid, &c->file, c->vm_start, c->vm_end);
+	if (i < 0 || !p->asked[i])
+		mt_unwinder_ask(D.u, (pid_t)c->pid, &c->file, c->vm_start,
+				c->vm_end);
+	if (i >= 0)
+		p->asked[i] = 1;
 	for (uint32_t off = 0; off + 8 <= c->len; off += 8) {
 		uint64_t w;
 
 		memcpy(&w, c->stack + off, 8);
-		if (last < n && w >= p->v[last].start && w < p->v[last].end)
+		i = mapping_index(p, w);
+		if (i < 0 || p->asked[i])
 			continue;
-		for (size_t i = 0; i < n; i++) {
-			if (w >= p->v[i].start && w < p->v[i].end) {
-				hit[i] = 1;
-				last = i;
-				break;
-			}
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		if (hit[i] && (p->v[i].file.dev || p->v[i].file.ino))
+		p->asked[i] = 1;
+		if (p->v[i].file.dev || p->v[i].file.ino)
 			mt_unwinder_ask(D.u, (pid_t)c->pid, &p->v[i].file,
 					p->v[i].start, p->v[i].end);
+	}
 }
 
 /* A walk's context: its copy, and how it goes. */
@@ -246,13 +299,33 @@ struct walk_ctx {
 static bool find_mapping(const struct pid_maps *p, uint64_t pc,
 			 struct mt_dw_mapping *out)
 {
-	for (size_t i = 0; p && i < p->n; i++) {
-		if (pc >= p->v[i].start && pc < p->v[i].end) {
-			*out = p->v[i];
-			return true;
+	ssize_t i = p ? mapping_index(p, pc) : -1;
+
+	if (i < 0)
+		return false;
+	*out = p->v[i];
+	return true;
+}
+
+/*
+ * PC in PID's image before its last exec, as the kernel told it: a copy
+ * taken there (a shell's, between its fork and its exec) is read after
+ * the new image's mappings replaced those.  0, or -1.
+ */
+static int before_exec(uint32_t pid, uint64_t pc, struct mt_dw_mapping *out)
+{
+	size_t n;
+	const struct mt_kvma *k = mt_kvmas_before_exec(pid, &n);
+
+	for (size_t i = 0; k && i < n; i++) {
+		if (pc >= k[i].start && pc < k[i].end) {
+			*out = (struct mt_dw_mapping){ k[i].start, k[i].end,
+						       k[i].offset - k[i].start,
+						       k[i].file };
+			return 0;
 		}
 	}
-	return false;
+	return -1;
 }
 
 static int mapping_cb(void *ctx, uint64_t pc, struct mt_dw_mapping *out)
@@ -267,7 +340,64 @@ static int mapping_cb(void *ctx, uint64_t pc, struct mt_dw_mapping *out)
 		    find_mapping(w->maps, pc, out))
 			return 0;
 	}
-	return -1;
+	return before_exec(w->c->pid, pc, out);
+}
+
+static bool same_file(const void *ctx, uint32_t idx)
+{
+	const struct mt_file_key *k = ctx;
+
+	return D.mods[idx].key.dev == k->dev && D.mods[idx].key.ino == k->ino;
+}
+
+/*
+ * FILE's table, as the maps have it: 0 (into OUT), or -1 when it is not
+ * there yet (-2: nor was it when last looked up).  Found once, it is kept here (a table never changes once
+ * published); not found, it is not looked up again until another table
+ * is loaded (the unwinder counts them after it publishes each).  A walk
+ * met the file at every copy: a system call each time, most of what a
+ * copy cost the loader while a program's first run filled the ring.
+ */
+static int module_of(const struct mt_file_key *file,
+		     struct mt_unwind_module *out)
+{
+	uint64_t loaded = __atomic_load_n(&D.u->tables_loaded, __ATOMIC_ACQUIRE);
+	uint64_t h = mt_hash_u64(mt_hash_u64(MT_HASH_SEED, file->dev),
+				 file->ino);
+	struct mod_seen *e = NULL;
+	uint32_t idx;
+
+	if (D.nmods && mt_itab_find(&D.mods_index, h, same_file, file, &idx)) {
+		e = &D.mods[idx];
+		if (e->found) {
+			*out = e->mod;
+			return 0;
+		}
+		if (e->loaded == loaded)
+			return -2;
+	}
+	if (!e) {
+		if (D.nmods == D.mods_cap) {
+			size_t ncap = D.mods_cap ? D.mods_cap * 2 : 64;
+			struct mod_seen *nv = realloc(D.mods, ncap * sizeof(*nv));
+
+			if (!nv)
+				return bpf_map_lookup_elem(D.modules_fd, file, out) ? -1 : 0;
+			D.mods = nv;
+			D.mods_cap = ncap;
+		}
+		if (mt_itab_add(&D.mods_index, h, (uint32_t)D.nmods))
+			return bpf_map_lookup_elem(D.modules_fd, file, out) ? -1 : 0;
+		e = &D.mods[D.nmods++];
+		e->key = *file;
+		e->found = false;
+	}
+	e->loaded = loaded;
+	if (bpf_map_lookup_elem(D.modules_fd, file, out))
+		return -1;
+	e->found = true;
+	e->mod = *out;
+	return 0;
 }
 
 static enum mt_dw_module module_cb(void *ctx, const struct mt_dw_mapping *m,
@@ -275,7 +405,9 @@ static enum mt_dw_module module_cb(void *ctx, const struct mt_dw_mapping *m,
 {
 	struct walk_ctx *w = ctx;
 
-	if (bpf_map_lookup_elem(D.modules_fd, &m->file, out) == 0) {
+	int found = module_of(&m->file, out);
+
+	if (found == 0) {
 		/* Found: its rows are in the chunks, which may have been
 		 * made after the walk looked at how many there are. */
 		if ((uint64_t)out->row_first + out->nrows <= w->nrows &&
@@ -286,7 +418,9 @@ static enum mt_dw_module module_cb(void *ctx, const struct mt_dw_mapping *m,
 	}
 	if (w->never)
 		return MT_DW_MODULE_NEVER;
-	mt_unwinder_ask(D.u, (pid_t)w->c->pid, &m->file, m->start, m->end);
+	if (found == -1) /* else asked since, and no table came */
+		mt_unwinder_ask(D.u, (pid_t)w->c->pid, &m->file, m->start,
+				m->end);
 	return MT_DW_MODULE_LATER;
 }
 
@@ -346,6 +480,8 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 	if (r == MT_DW_TRUNCATED) {
 		D.truncated++;
 		D.trunc[mt_dw_last_reason()]++;
+		mt_trunc_count_add(&D.cuts, &D.ncuts, c->pid,
+				   (int)mt_dw_last_reason(), 1);
 	}
 	/* How deep whole stacks are, in bytes: the copy's bound. */
 	if (r == MT_DW_DONE && c->steps == 0) {
@@ -368,22 +504,33 @@ static uint64_t gen(void)
 	return __atomic_load_n(&D.u->tables_loaded, __ATOMIC_ACQUIRE) + D.news;
 }
 
+/* Copies walked in a pass between two reads of the ring buffer. */
+#define PASS_SLICE 128
+
 /*
  * One pass over the waiting copies; NEVER: no more waiting for tables.
  * A copy tried since the last table or mapping came waits on untried:
  * thousands may wait, and walking them all at each wake-up kept the
- * loader from reading the ring buffer while it overflowed.
+ * loader from reading the ring buffer while it overflowed.  For the
+ * same reason the ring is read every PASS_SLICE walks (a table that
+ * comes makes thousands of copies walkable at once: 135 ms for 38,000
+ * of them): the copies read then join the end of the list, and this
+ * pass gets to them.
  */
 static void pass(bool never)
 {
 	uint64_t now = gen();
 	size_t k = 0;
 
-	for (size_t i = 0; i < D.nwait; i++) {
+	for (size_t i = 0, tried = 0; i < D.nwait; i++) {
 		if (!never && D.wait_gen[i] == now) {
 			D.wait_gen[k] = D.wait_gen[i];
 			D.wait[k++] = D.wait[i];
-		} else if (try_copy(D.wait[i], never)) {
+			continue;
+		}
+		if (!never && ++tried % PASS_SLICE == 0)
+			mt_unwinder_poll(D.u);
+		if (try_copy(D.wait[i], never)) {
 			free(D.wait[i]);
 		} else {
 			D.wait_gen[k] = now;
@@ -631,6 +778,21 @@ void mt_deferred_unwind_depth(uint64_t *whole, uint64_t *mean,
 	*max = D.used_max;
 }
 
+struct mt_trunc_count *mt_deferred_unwind_cuts(size_t *n)
+{
+	struct mt_trunc_count *v = NULL;
+
+	*n = 0;
+	if (D.ncuts && (v = malloc(D.ncuts * sizeof(*v))) != NULL) {
+		memcpy(v, D.cuts, D.ncuts * sizeof(*v));
+		*n = D.ncuts;
+	}
+	/* Still waiting: cut where a table was missing. */
+	for (size_t i = 0; i < D.nwait; i++)
+		mt_trunc_count_add(&v, n, D.wait[i]->pid, MT_TRUNC_NO_TABLE, 1);
+	return v;
+}
+
 void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
 			      uint64_t *truncated)
 {
@@ -649,9 +811,14 @@ void mt_deferred_unwind_free(void)
 		free(D.res[i].ips);
 	free(D.res);
 	mt_itab_free(&D.index);
-	for (size_t i = 0; i < D.npids; i++)
+	for (size_t i = 0; i < D.npids; i++) {
 		free(D.pids[i].v);
+		free(D.pids[i].asked);
+	}
 	free(D.pids);
+	free(D.mods);
+	mt_itab_free(&D.mods_index);
+	free(D.cuts);
 	memset(&D, 0, sizeof(D));
 	D.modules_fd = D.stacks_fd = -1;
 	mt_kvmas_free();

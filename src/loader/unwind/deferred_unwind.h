@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "trunc_procs.h"
+
 struct memleak_bpf;
 struct mt_unwinder;
 struct mt_raw_profile;
@@ -61,6 +63,10 @@ int mt_deferred_unwind_apply(struct mt_raw_profile *raw);
 /* Copies unwound, waiting, and unwound cut short (for -v and the tests). */
 void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
 			      uint64_t *truncated);
+
+/* The copies unwound cut short, and those still waiting, by process
+ * (*N of them; malloc()ed, to be freed by the caller). */
+struct mt_trunc_count *mt_deferred_unwind_cuts(size_t *n);
 
 /* Of the copies taken at the first frame (MEMTRACE_DEFER_ALL) and unwound
  * whole: how many, and the bytes of stack they used, mean and most. */
