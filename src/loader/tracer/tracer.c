@@ -956,6 +956,7 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 {
 	bool live = !tr->stopped;
 	double now = mt_loop_now();
+	uint64_t segs = 0, unreached = 0;
 	int ret;
 
 	/* The stacks copied for the loader to unwind: unwound now, those
@@ -971,6 +972,8 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		ret = append_raw(raw, &tr->sys.dead, live);
 	if (!ret && tr->kind == MT_TRACER_FAMILY)
 		ret = family_mappings(tr);
+	if (!ret && !live && tr->o->verbose && tr->uw_on)
+		mt_deferred_unwind_segments(raw, &segs, &unreached);
 	if (!ret)
 		ret = mt_deferred_unwind_apply(raw);
 	if (ret)
@@ -990,6 +993,8 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		if (done)
 			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",
 				done, waiting, cut);
+		fprintf(stderr, "memtrace: stack segments in the map: %" PRIu64 ", %" PRIu64 " reached by no stack\n",
+			segs, unreached);
 	}
 	mt_collect_count_frees(raw);
 	if (tr->kind == MT_TRACER_ONE) {

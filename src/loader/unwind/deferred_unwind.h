@@ -58,6 +58,12 @@ void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
 void mt_deferred_unwind_depth(uint64_t *whole, uint64_t *mean,
 			      uint64_t *max);
 
+/* Segments in the "stacks" map now, and how many of them no stack of RAW
+ * (just read, before mt_deferred_unwind_apply()) reaches (for -v and the
+ * tests: once merged, a provisional stack leaves none). */
+void mt_deferred_unwind_segments(const struct mt_raw_profile *raw,
+				 uint64_t *total, uint64_t *unreachable);
+
 void mt_deferred_unwind_free(void);
 
 #endif
