@@ -285,8 +285,12 @@ static enum mt_dw_module module_cb(void *ctx, const struct mt_dw_mapping *m,
 		return w->never ? MT_DW_MODULE_NEVER : MT_DW_MODULE_LATER;
 	}
 	if (w->never)
-		return MT_DW_MODULE_NEVER;
+		return mt_unwinder_unreadable(D.u, &m->file) ? MT_DW_MODULE_UNREADABLE
+							     : MT_DW_MODULE_NEVER;
 	mt_unwinder_ask(D.u, (pid_t)w->c->pid, &m->file, m->start, m->end);
+	/* Named by the kernel, and cannot be opened: no table will come. */
+	if (mt_unwinder_unreadable(D.u, &m->file))
+		return MT_DW_MODULE_UNREADABLE;
 	return MT_DW_MODULE_LATER;
 }
 
@@ -580,15 +584,23 @@ static int merge_same(struct mt_raw_profile *raw)
 	return ret;
 }
 
+void mt_deferred_unwind_counters(uint64_t *counters)
+{
+	if (!D.on)
+		return;
+	counters[MT_CNT_STACKS_TRUNCATED] += D.truncated;
+	for (int i = 0; i < MT_TRUNC__COUNT; i++)
+		counters[MT_CNT_TRUNC + i] += D.trunc[i];
+}
+
 int mt_deferred_unwind_apply(struct mt_raw_profile *raw)
 {
 	bool changed = false;
 
 	if (!D.on)
 		return 0;
-	raw->sum.counters[MT_CNT_STACKS_TRUNCATED] += D.truncated + D.nwait;
-	for (int i = 0; i < MT_TRUNC__COUNT; i++)
-		raw->sum.counters[MT_CNT_TRUNC + i] += D.trunc[i];
+	mt_deferred_unwind_counters(raw->sum.counters);
+	raw->sum.counters[MT_CNT_STACKS_TRUNCATED] += D.nwait;
 	/* Copies still waiting for a table: cut where it was missing. */
 	raw->sum.counters[MT_CNT_TRUNC + MT_TRUNC_NO_TABLE] += D.nwait;
 	if (!D.nres)

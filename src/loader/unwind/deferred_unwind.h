@@ -44,6 +44,10 @@ void mt_deferred_unwind_exit(uint32_t pid);
 /* Is ID a provisional id whose whole stack is known? */
 bool mt_deferred_unwind_resolved(uint64_t id);
 
+/* Add to COUNTERS (MT_CNT__COUNT) the stacks the loader unwound cut
+ * short, by reason (the BPF program's counters have the others). */
+void mt_deferred_unwind_counters(uint64_t *counters);
+
 /* Give RAW's stacks and blocks filed under a provisional id whose whole
  * stack is known that stack: its id, its frames, the totals merged.
  * 0 or -ENOMEM. */

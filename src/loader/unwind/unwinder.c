@@ -505,17 +505,77 @@ static void *builder(void *arg)
 	return NULL;
 }
 
+/* Index of KEY among the files that could not be opened, or -1 (the
+ * lock held). */
+static ssize_t unreadable_at(const struct mt_unwinder *u,
+			     const struct mt_file_key *key)
+{
+	for (size_t i = 0; i < u->nunreadable; i++)
+		if (u->unreadable[i].dev == key->dev &&
+		    u->unreadable[i].ino == key->ino)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* KEY was named, and could not be opened. */
+static void mark_unreadable(struct mt_unwinder *u,
+			    const struct mt_file_key *key)
+{
+	struct mt_file_key *nv;
+
+	pthread_mutex_lock(&u->lock);
+	if (unreadable_at(u, key) < 0 &&
+	    (nv = realloc(u->unreadable,
+			  (u->nunreadable + 1) * sizeof(*nv))) != NULL) {
+		u->unreadable = nv;
+		nv[u->nunreadable++] = *key;
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+bool mt_unwinder_unreadable(struct mt_unwinder *u,
+			    const struct mt_file_key *file)
+{
+	bool r;
+
+	pthread_mutex_lock(&u->lock);
+	r = unreadable_at(u, file) >= 0;
+	pthread_mutex_unlock(&u->lock);
+	return r;
+}
+
+/* For tests (test_file_unreadable.py): a file whose name holds NAME
+ * (MEMTRACE_UNREADABLE_FILE) is taken for one that could not be opened,
+ * as a deleted file of a process gone is. */
+static bool unreadable_hook(const char *name)
+{
+	const char *want = getenv("MEMTRACE_UNREADABLE_FILE");
+
+	return want && *want && strstr(name, want);
+}
+
 /* Queue the file open on FD (taken) for its table, once per file. */
 static void add_file(struct mt_unwinder *u, int fd,
 		     const struct mt_file_key *key, const char *name,
 		     bool cached_only)
 {
 	struct mt_unwind_job *nv;
-	char *copy = strdup(name);
+	char *copy;
 	struct stat st;
-	off_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
+	off_t size;
+	ssize_t at;
 
+	if (unreadable_hook(name)) {
+		close(fd);
+		mark_unreadable(u, key);
+		return;
+	}
+	copy = strdup(name);
+	size = fstat(fd, &st) == 0 ? st.st_size : 0;
 	pthread_mutex_lock(&u->lock);
+	/* Opened after all (by another process's mapping). */
+	if ((at = unreadable_at(u, key)) >= 0)
+		u->unreadable[at] = u->unreadable[--u->nunreadable];
 	if (!copy || known(u, key->dev, key->ino) ||
 	    remember(u, key->dev, key->ino))
 		goto cleanup;
@@ -625,6 +685,8 @@ static void add_objects(struct mt_unwinder *u, const struct mt_objects *objs,
 		mt_unwinder_key_of(o, &key);
 		if (fd >= 0)
 			add_file(u, fd, &key, o->shown, cached_only);
+		else if (!cached_only)
+			mark_unreadable(u, &key);
 	}
 }
 
@@ -688,6 +750,8 @@ void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 		fd = mt_kvmas_open(file, &kname);
 		if (fd >= 0)
 			add_file(u, fd, file, kname, false);
+		else
+			mark_unreadable(u, file);
 		return;
 	}
 	/* Named (-v) by the file the process maps, not the link to it. */
@@ -764,8 +828,12 @@ void mt_unwinder_add_image(struct mt_unwinder *u, pid_t pid,
 		pthread_mutex_lock(&u->lock);
 		have = known(u, f->key.dev, f->key.ino);
 		pthread_mutex_unlock(&u->lock);
-		if (have || (fd = mt_image_file_open(f)) < 0)
+		if (have)
 			continue;
+		if ((fd = mt_image_file_open(f)) < 0) {
+			mark_unreadable(u, &f->key);
+			continue;
+		}
 		mt_image_file_shown(f, name, sizeof(name));
 		add_file(u, fd, &f->key, name, false);
 	}
@@ -814,6 +882,7 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	if (u->ready_fd >= 0)
 		close(u->ready_fd);
 	free(u->files);
+	free(u->unreadable);
 	if (u->cache && u->cache->dirfd >= 0 && u->verbose)
 		fprintf(stderr, "memtrace: unwind cache %s: %llu tables read (%llu rows) in %.3f ms of CPU, %.3f ms in all; %llu made and kept, %llu refused\n",
 			u->cache->dir, (unsigned long long)u->cache->hits,

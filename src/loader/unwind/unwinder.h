@@ -89,6 +89,10 @@ struct mt_unwinder {
 	uint64_t cache_max;
 	bool cache_tried;
 	int ready_fd;             /* an eventfd: a table is done; -1 */
+	/* Files named (by the kernel, or a process's mappings) that could
+	 * not be opened: no table (truncation reason "file unreadable"). */
+	struct mt_file_key *unreadable;
+	size_t nunreadable;
 };
 
 /* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */
@@ -163,6 +167,10 @@ struct mt_file_key;
 void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 		     const struct mt_file_key *file, uint64_t start,
 		     uint64_t end);
+/* Whether FILE was named but could not be opened for its table. */
+bool mt_unwinder_unreadable(struct mt_unwinder *u,
+			    const struct mt_file_key *file);
+
 /* No table is being made or waits to be. */
 bool mt_unwinder_idle(struct mt_unwinder *u);
 /* A descriptor that is readable when the BPF program asks for a table
