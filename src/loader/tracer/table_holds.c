@@ -36,6 +36,8 @@ static void release(struct mt_table_hold *e)
 {
 	free(e->keys);
 	free((char *)e->note.exe);
+	e->keys = NULL;
+	e->note.exe = NULL;
 }
 
 /* Keep PID (its files KEYS, N, taken) unless their tables are in. */
@@ -89,23 +91,27 @@ bool mt_table_holds_image(struct mt_table_holds *h, struct mt_unwinder *u,
 static void drop(struct mt_table_holds *h, size_t i)
 {
 	release(&h->v[i]);
-	h->v[i] = h->v[--h->n];
+	if (i != --h->n)
+		h->v[i] = h->v[h->n];
 }
 
 void mt_table_holds_check(struct mt_table_holds *h, struct mt_unwinder *u)
 {
 	mt_unwinder_ready_ack(u);
-	for (size_t i = 0; i < h->n;) {
-		struct mt_table_hold *e = &h->v[i];
+	size_t k = 0;
 
-		if (!mt_unwinder_ready(u, e->keys, e->n)) {
-			i++;
+	for (size_t i = 0; i < h->n; i++) {
+		struct mt_table_hold e = h->v[i];
+
+		if (!mt_unwinder_ready(u, e.keys, e.n)) {
+			h->v[k++] = e; /* still held */
 			continue;
 		}
-		say(h, e);
-		ptrace(PTRACE_CONT, e->pid, NULL, NULL);
-		drop(h, i);
+		say(h, &e);
+		ptrace(PTRACE_CONT, e.pid, NULL, NULL);
+		release(&e);
 	}
+	h->n = k;
 }
 
 void mt_table_holds_gone(struct mt_table_holds *h, pid_t pid)

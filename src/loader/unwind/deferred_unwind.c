@@ -676,6 +676,10 @@ static size_t segment_keys(uint64_t **keys)
 		v[n++] = key = next;
 		prev = &key;
 	}
+	if (!n) {
+		free(v);
+		return 0;
+	}
 	qsort(v, n, sizeof(*v), cmp_u64);
 	*keys = v;
 	return n;
