@@ -252,7 +252,7 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 		count(MT_CNT_DROP_STACK_ERRORS, 1);
 		return MT_STACK_NONE;
 	}
-	h = stack_segs_hash(fr);
+	h = stack_segs_hash(fr, 0);
 	/* Deferred: filed under a provisional id, the copy's, which keys
 	 * the first segment of the frames walked so far; a copy not taken
 	 * leaves the stack cut short. */
@@ -260,6 +260,7 @@ __noinline __u64 hash_stack(struct pt_regs *ctx)
 		__u64 p = defer_copy(sc, fr, fr->n);
 
 		if (p != MT_STACK_NONE) {
+			stack_segs_hash(fr, p);
 			fr->seg_ids[0] = p;
 			return p;
 		}

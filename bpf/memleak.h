@@ -151,7 +151,7 @@ enum mt_counter {
 	/* MT_CNT_STACKS_TRUNCATED by reason: MT_CNT_TRUNC + enum
 	 * mt_trunc_reason (every truncated stack counts in one). */
 	MT_CNT_TRUNC,
-	MT_CNT_TRUNC_LAST = MT_CNT_TRUNC + 6, /* MT_TRUNC__COUNT - 1 */
+	MT_CNT_TRUNC_LAST = MT_CNT_TRUNC + 7, /* MT_TRUNC__COUNT - 1 */
 	MT_CNT__COUNT
 };
 
@@ -169,6 +169,9 @@ enum mt_trunc_reason {
 				* (its lock was taken: a thread mapping) */
 	MT_TRUNC_COPY_LOST,    /* a stack's copy lost to a full ring buffer
 				* (deferred unwinding) */
+	MT_TRUNC_UNREADABLE,   /* its file, named by the kernel, could not be
+				* opened for its table (deleted, and its
+				* process gone) */
 	MT_TRUNC__COUNT
 };
 _Static_assert(MT_CNT_TRUNC_LAST == MT_CNT_TRUNC + MT_TRUNC__COUNT - 1,

@@ -26,26 +26,35 @@ struct seg_loop {
 static long seg_hash_cb(__u64 i, void *ctx)
 {
 	struct uw_frames *fr = ((struct seg_loop *)ctx)->fr;
+	__u64 tail;
 	__u32 k, n;
 
 	if (!fr)
 		return 1;
+	/* In a register: not a load from one of two addresses, which the
+	 * verifier cannot bound. */
+	tail = fr->tail;
+	asm volatile("" : "+r"(tail));
 	n = fr->n;
 	k = fr->nseg - 1 - (__u32)i;
 	if (k >= MT_STACK_SEGS || n > MT_MAX_STACK_DEPTH)
 		return 1;
 	fr->seg_ids[k] = seg_key(k + 1 < fr->nseg && k + 1 < MT_STACK_SEGS ?
-					 fr->seg_ids[k + 1] : 0,
+					 fr->seg_ids[k + 1] : tail,
 				 fr->ips, seg_from(n, k), seg_to(n, k));
 	return 0;
 }
 
 /* The keys of the segments of the FR->n frames; the stack's id (the
- * first's key), or MT_STACK_NONE for no frame. */
-static __always_inline __u64 stack_segs_hash(struct uw_frames *fr)
+ * first's key), or MT_STACK_NONE for no frame.  TAIL: 0, or a provisional
+ * stack's id, mixed into every key so that no other stack shares its
+ * segments (they are deleted once it is unwound: deferred_unwind.c); its
+ * segments' "next" links are the same either way. */
+static __always_inline __u64 stack_segs_hash(struct uw_frames *fr, __u64 tail)
 {
 	struct seg_loop l = { fr };
 
+	fr->tail = tail;
 	fr->nseg = seg_count(fr->n);
 	if (fr->nseg > MT_STACK_SEGS || !fr->nseg)
 		return MT_STACK_NONE;

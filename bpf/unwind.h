@@ -236,6 +236,9 @@ struct uw_frames {
 	__u32 nseg;
 	__u32 err;       /* a segment could not be stored */
 	__u32 pad;
+	/* Mixed into the last segment's key instead of 0: a provisional
+	 * stack's id, so that its segments are its own (stack_segs.h). */
+	__u64 tail;
 	__u64 seg_ids[MT_STACK_SEGS];
 	struct mt_stack seg;
 };

@@ -13,7 +13,8 @@ import mtlib
 from mtlib import check, check_eq, test
 from test_unwind import traced
 
-REASONS = ("no table", "no CFI", "bad stack", "depth", "CFI rule", "mapping busy", "copy lost")
+REASONS = ("no table", "no CFI", "bad stack", "depth", "CFI rule", "mapping busy", "copy lost",
+           "file unreadable")
 
 
 def truncation(text, details):
@@ -115,7 +116,7 @@ def _metrics():
                               text, re.M))
         d = mt.details() + "\nmetrics:\n" + text
         check_eq(sorted(got), sorted(["no_table", "no_cfi", "bad_stack", "depth", "cfi_rule",
-                                      "mapping_busy", "copy_lost"]), "reasons", d)
+                                      "mapping_busy", "copy_lost", "file_unreadable"]), "reasons", d)
         check_eq(got["no_cfi"], "1", "no_cfi", d)
         check_eq(sum(int(v) for v in got.values()), 1, "truncated stacks in all", d)
         mt.send("\n")

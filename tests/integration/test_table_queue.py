@@ -1,5 +1,6 @@
 """The unwind tables' builders: a small table is not held up behind a
-large one being made (src/loader/unwind/unwinder.c).
+large one being made (src/loader/unwind/unwinder.c), nor a process
+behind another's table (src/loader/tracer/table_holds.c).
 
 - table_queue.small_beside_large: python3 dlopens libLLVM-14 (948,865
   rows: 0.24-0.4 s to make on an idle machine, 5-19 s on a loaded one),
@@ -12,7 +13,13 @@ large one being made (src/loader/unwind/unwinder.c).
   large table was being made for another (cc1, clang) had its stacks cut
   short (scripts/first_runs.sh, BENCHMARKS.md "First runs").
   `--no-follow`: nothing is held at ld.so's hook (following, a dlopen
-  holds the process, and memtrace, until its tables are made).
+  holds the process until its tables are made).
+- table_queue.hold_own_files: following, a child dlopens a library whose
+  table is made slowly (MEMTRACE_SLOW_TABLE, a test hook: 6 s), then the
+  parent dlopens a small one: the parent's hold ends before the slow
+  table is in (-v's lines, in order), and its stacks are whole.  Before,
+  a hold waited for every table queued, and blocked memtrace's loop
+  meanwhile: the parent's hold was not even looked at until then.
 """
 
 import os
@@ -109,3 +116,83 @@ def _small_beside_large():
         funcs = [fr.function for fr in s.frames]
         check(funcs[-1] == "_start" and any(f in ("main", "__libc_start_call_main") for f in funcs),
               "a stack through the small library is not whole: %s" % funcs, det)
+
+
+# A child dlopens a library whose table the builder is told to make
+# slowly (MEMTRACE_SLOW_TABLE: as libLLVM's or cc1's on a loaded
+# machine); once the child has mapped it, the parent dlopens a small one
+# and allocates through it.
+FAMILY_SCRIPT = """
+import ctypes, subprocess, sys, time
+slow, small = sys.argv[1], sys.argv[2]
+a = subprocess.Popen([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", slow])
+print("child", a.pid, flush=True)
+end = time.time() + 120
+while time.time() < end:
+    with open("/proc/%d/maps" % a.pid) as f:
+        if slow in f.read():
+            break
+    time.sleep(0.01)
+ctypes.CDLL(small).small_work()
+print("parent done", flush=True)
+sys.exit(a.wait())
+"""
+
+SLOW_MS = 6000
+_HELD = re.compile(r"^memtrace: pid (\d+) held at ld.so's hook after its start ([\d.]+) ms", re.M)
+
+
+@test("table_queue.hold_own_files")
+def _hold_own_files():
+    """Following (-- CMD), a process held at its dlopen waits for the
+    tables of its own files only: the parent's hold for its small library
+    ends before the child's slow table is in."""
+    tag = "%d_%d" % (os.getpid(), int.from_bytes(os.urandom(4), "little"))
+    with tempfile.TemporaryDirectory(dir=mtlib.TMPDIR) as d:
+        libs = {}
+        for role in ("slow", "small"):
+            src, lib = os.path.join(d, role + ".c"), os.path.join(d, "lib%s_%s.so" % (role, tag))
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(SMALL_C % (role + tag))
+            res = mtlib.run(["gcc", "-O2", "-g", "-fomit-frame-pointer", "-fPIC", "-shared",
+                             "-Wl,--build-id", "-o", lib, src])
+            check_eq(res.rc, 0, "gcc %s.c" % role, res.stderr)
+            libs[role] = lib
+        raw = os.path.join(d, "stacks.raw")
+        env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"),
+                   MEMTRACE_SLOW_TABLE="libslow_%s:%d" % (tag, SLOW_MS))
+        res = mtlib.run([mtlib.MEMTRACE, "-v", "--raw=" + raw, "--text=/dev/null", "--",
+                         "/usr/bin/python3", "-c", FAMILY_SCRIPT, libs["slow"], libs["small"]],
+                        env=env, timeout=240)
+        det = "command: memtrace -v -- python3 -c FAMILY_SCRIPT\nexit status: %s\nstdout:\n%s\nstderr:\n%s" % (
+            res.rc, res.stdout,
+            "\n".join(l for l in res.stderr.splitlines()
+                      if "unwind table of" in l or "held" in l))
+        check_eq(res.rc, 0, "exit status", det)
+        m = re.search(r"^child (\d+)$", res.stdout, re.M)
+        check(m is not None and "parent done" in res.stdout, "the script did not run through", det)
+        child = int(m.group(1))
+        lines = res.stderr.splitlines()
+        table_at = {}
+        for role in ("slow", "small"):
+            at = [i for i, l in enumerate(lines)
+                  if l.startswith("memtrace: unwind table of ") and "lib%s_%s" % (role, tag) in l]
+            check(at, "no table loaded for the %s library" % role, det)
+            table_at[role] = at[0]
+        # The parent's hold at its dlopen of the small library (the first
+        # it said after that library's table) ended before the slow table,
+        # its child's, was in: it did not wait for it.
+        held = [(i, float(h.group(2))) for i, l in enumerate(lines) for h in [_HELD.match(l)]
+                if h and int(h.group(1)) != child and i > table_at["small"]]
+        check(held, "no dlopen hold of the parent said (-v) after the small library's table", det)
+        i, ms = held[0]
+        check(i < table_at["slow"],
+              "the parent's hold at its dlopen (%.1f ms) ended after the child's slow table "
+              "(%d ms) was in: it waited for another process's table" % (ms, SLOW_MS), det)
+        with open(raw, encoding="utf-8") as f:
+            stacks = parse_raw(f.read(), det)
+    mine = [s for s in stacks if any(fr.function == "small_work" for fr in s.frames)]
+    check_eq(sum(s.alloc_objects for s in mine), 50, "allocations through small_work", det)
+    for s in mine:
+        funcs = [fr.function for fr in s.frames]
+        check(funcs[-1] == "_start", "a stack through the small library is not whole: %s" % funcs, det)

@@ -72,6 +72,11 @@ int mt_collect_counters(struct memleak_bpf *skel, uint64_t *out)
 	return 0;
 }
 
+void mt_deferred_unwind_counters(uint64_t *counters)
+{
+	(void)counters;
+}
+
 int mt_http_write_metrics(FILE *out, const struct mt_http_metrics *m)
 {
 	(void)m;

@@ -549,6 +549,219 @@ static void test_same_as_maps(void **state)
 	mt_images_free(&r);
 }
 
+/* A chrooted process maps "/chroot.so", its root's file (a copy of our
+ * executable): the registry knows it as that file, whatever "/chroot.so"
+ * names in memtrace's root (here nothing), opened through the mapping:
+ * its identity, content and build id are the copy's, and the same file
+ * mapped by us is the same one. */
+static void test_chroot(void **state)
+{
+	struct mt_images r;
+	const struct mt_image *mine, *its;
+	const struct mt_image_file *a, *f;
+	char path[PATH_MAX], from[PATH_MAX], seen[2];
+	struct stat st, fst;
+	int go[2], ready[2], status;
+	ssize_t n;
+	void *p;
+	pid_t child;
+
+	(void)state;
+	setup_registry(&r);
+	n = readlink("/proc/self/exe", from, sizeof(from) - 1);
+	assert_true(n > 0);
+	from[n] = '\0';
+	make_file("chroot.so", from, path);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_not_equal(access("/chroot.so", F_OK), 0); /* not ours */
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char c = 'n';
+
+		alarm(60); /* gone even if the test fails before telling it */
+		close(go[1]);
+		if (chroot(dir) == 0 && chdir("/") == 0) {
+			int fd = open("/chroot.so", O_RDONLY);
+
+			if (fd >= 0 && mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+					    MAP_PRIVATE, fd, 0) != MAP_FAILED)
+				c = 'y';
+		}
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], seen, 1), 1);
+	if (seen[0] != 'y') {
+		assert_int_equal(write(go[1], "x", 1), 1);
+		waitpid(child, &status, 0);
+		fail_msg("cannot chroot and map a file there");
+	}
+	its = mt_images_read(&r, child, NULL, 0);
+	assert_non_null(its);
+	f = mapped(its, "/chroot.so");
+	assert_non_null(f);
+	/* The file in its root, not a path resolved in ours. */
+	assert_int_equal(f->st_dev, st.st_dev);
+	assert_int_equal(f->st_ino, st.st_ino);
+	assert_int_equal(f->key.ino, (uint64_t)st.st_ino);
+	assert_false(f->deleted);
+	assert_int_equal(fstat(f->fd, &fst), 0);
+	assert_int_equal(fst.st_ino, st.st_ino);
+	{
+		int fd = mt_image_file_open(f);
+		char magic[4];
+
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, magic, 4), 4);
+		assert_memory_equal(magic, "\177ELF", 4);
+		close(fd);
+	}
+	/* Our executable's build id: the copy's content. */
+	mine = mt_images_read(&r, getpid(), NULL, 0);
+	assert_non_null(mine);
+	assert_string_not_equal(f->build_id, "");
+	assert_string_equal(f->build_id, file_at(&r, from)->build_id);
+	assert_int_equal(f->refs, 1);
+	/* Mapped by us by its path in our root: one file, two images. */
+	p = map_exec(path);
+	mine = mt_images_read(&r, getpid(), NULL, 0);
+	a = mapped(mine, "/chroot.so");
+	assert_ptr_equal(a, f);
+	assert_int_equal(f->refs, 2);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	mt_images_exit(&r, child);
+	assert_int_equal(f->refs, 1);
+	munmap(p, 4096);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	unlink(path);
+	remove_dir();
+	mt_images_free(&r);
+}
+
+/* A file on overlayfs (a container's root), from its lower layer.  The
+ * kernel maps the layer's file; /proc/PID/maps and stat() name the
+ * overlay's inode.  Read from the maps alone, the registry's file is the
+ * overlay's, opened through the mapping (its content, its build id);
+ * given the kernel's identity (the vma_files iterator's, BPF: the layer's
+ * file), that is the key, the overlay's kept beside, and the same file
+ * mapped through the layer's own path is the same registry file.  In a
+ * mount namespace of this test's own (the mount goes with it). */
+static void test_overlayfs(void **state)
+{
+	struct mt_images r;
+	const struct mt_image *img;
+	const struct mt_image_file *f, *g;
+	struct mt_vma_file k[2];
+	char lower[PATH_MAX], upper[PATH_MAX], work[PATH_MAX], merged[PATH_MAX];
+	char opts[4 * PATH_MAX + 64], lib[PATH_MAX + 16], inlower[PATH_MAX];
+	char from[PATH_MAX], shown[PATH_MAX + 16];
+	struct stat lst, ost;
+	void *p, *q;
+	ssize_t n;
+
+	(void)state;
+	setup_registry(&r);
+	n = readlink("/proc/self/exe", from, sizeof(from) - 1);
+	assert_true(n > 0);
+	from[n] = '\0';
+	make_file("marker", NULL, lower); /* makes dir */
+	unlink(lower);
+	snprintf(lower, sizeof(lower), "%s/lower", dir);
+	snprintf(upper, sizeof(upper), "%s/upper", dir);
+	snprintf(work, sizeof(work), "%s/work", dir);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	assert_int_equal(mkdir(lower, 0755), 0);
+	assert_int_equal(mkdir(upper, 0755), 0);
+	assert_int_equal(mkdir(work, 0755), 0);
+	assert_int_equal(mkdir(merged, 0755), 0);
+	make_file("lower/ovl.so", from, inlower);
+	snprintf(lib, sizeof(lib), "%s/ovl.so", merged);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s",
+		 lower, upper, work);
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("overlay", merged, "overlay", 0, opts))
+		fail_msg("cannot mount overlayfs in a mount namespace of its own: %s",
+			 strerror(errno));
+	assert_int_equal(stat(inlower, &lst), 0);
+	assert_int_equal(stat(lib, &ost), 0);
+	assert_true(ost.st_dev != lst.st_dev);
+	p = map_exec(lib);
+	q = map_exec(inlower);
+
+	/* From the maps alone: the overlay's inode, as they name it. */
+	img = mt_images_read(&r, getpid(), NULL, 0);
+	f = g = NULL;
+	for (size_t i = 0; img && i < img->n; i++) {
+		if (img->v[i].start == (uint64_t)(uintptr_t)p)
+			f = img->v[i].file;
+		if (img->v[i].start == (uint64_t)(uintptr_t)q)
+			g = img->v[i].file;
+	}
+	assert_non_null(f);
+	assert_non_null(g);
+	assert_int_equal(f->key.dev, key_of_stat(&ost).dev);
+	assert_int_equal(f->key.ino, key_of_stat(&ost).ino);
+	assert_int_equal(g->key.dev, key_of_stat(&lst).dev);
+	assert_string_equal(f->path, lib);
+	mt_image_file_shown(f, shown, sizeof(shown));
+	assert_string_equal(shown, lib);
+	{
+		int fd = mt_image_file_open(f);
+		char magic[4];
+
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, magic, 4), 4);
+		assert_memory_equal(magic, "\177ELF", 4);
+		close(fd);
+	}
+	assert_string_equal(f->build_id, file_at(&r, from)->build_id);
+	mt_images_free(&r);
+
+	/* With the kernel's identity: the layer's file, for both. */
+	setup_registry(&r);
+	k[0].start = (uint64_t)(uintptr_t)(p < q ? p : q);
+	k[1].start = (uint64_t)(uintptr_t)(p < q ? q : p);
+	for (int i = 0; i < 2; i++) {
+		k[i].end = k[i].start + 4096;
+		k[i].file = key_of_stat(&lst);
+	}
+	img = mt_images_read(&r, getpid(), k, 2);
+	f = g = NULL;
+	for (size_t i = 0; img && i < img->n; i++) {
+		if (img->v[i].start == (uint64_t)(uintptr_t)p)
+			f = img->v[i].file;
+		if (img->v[i].start == (uint64_t)(uintptr_t)q)
+			g = img->v[i].file;
+	}
+	assert_non_null(f);
+	assert_ptr_equal(f, g); /* one file, under two paths */
+	assert_int_equal(maps_of(img, f), 2);
+	assert_int_equal(f->refs, 1);
+	assert_int_equal(f->key.dev, key_of_stat(&lst).dev);
+	assert_int_equal(f->key.ino, key_of_stat(&lst).ino);
+	assert_ptr_equal(mt_images_file(&r, &f->key), f);
+	assert_string_equal(f->build_id, file_at(&r, from)->build_id);
+	munmap(p, 4096);
+	munmap(q, 4096);
+	mt_images_free(&r);
+	assert_int_equal(umount2(merged, MNT_DETACH), 0);
+	unlink(inlower);
+	rmdir(lower);
+	rmdir(upper);
+	rmdir(work);
+	rmdir(merged);
+	remove_dir();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +772,9 @@ int main(void)
 		cmocka_unit_test(test_kernel_identity),
 		cmocka_unit_test(test_same_as_maps),
 		cmocka_unit_test(test_bind_mount),
+		cmocka_unit_test(test_chroot),
+		/* Last: it moves this test into a mount namespace of its own. */
+		cmocka_unit_test(test_overlayfs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

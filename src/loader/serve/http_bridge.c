@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "deferred_unwind.h"
 #include "http_admit.h"
 #include "http_metrics.h"
 #include "loop.h"
@@ -233,6 +234,10 @@ static int metrics(FILE *f, const void *arg)
 				     .files = tr->images.nfiles,
 				     .scan_finds = tr->sys.scan_finds };
 	int ret = mt_collect_counters(tr->skel, m.counters);
+
+	/* And the stacks unwound from copies cut short, by reason. */
+	if (!ret)
+		mt_deferred_unwind_counters(m.counters);
 
 	return ret ? ret : mt_http_write_metrics(f, &m);
 }

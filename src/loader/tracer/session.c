@@ -101,7 +101,9 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 						  true);
 		else if (event == PTRACE_EVENT_EXIT && s->on_exit_stop)
 			s->on_exit_stop(s->ctx, pid);
-		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		if (!s->keep_stopped)
+			ptrace(PTRACE_CONT, pid, NULL, NULL);
+		s->keep_stopped = false;
 	} else if (event == PTRACE_EVENT_STOP) {
 		/* A group stop, or a new descendant's first stop. */
 		if (!main && s->on_new_child)
@@ -121,7 +123,9 @@ static void handle_stop(struct mt_session *s, pid_t pid, int status)
 		    si.si_code == SI_KERNEL && s->on_dl_hold(s->ctx, pid))
 			sig = 0;
 		/* A signal for the child: deliver it unchanged. */
-		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+		if (!s->keep_stopped || sig)
+			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+		s->keep_stopped = false;
 	}
 }
 

@@ -62,6 +62,9 @@ struct mt_session {
 	 * (ld.so's hook, for a process held there: follow.h); true when the
 	 * signal was the hold's, and is not delivered.  May be NULL. */
 	bool (*on_dl_hold)(void *ctx, pid_t pid);
+	/* Set by on_exec or on_dl_hold: PID stays stopped, for its caller to
+	 * resume later (PTRACE_CONT, signal 0). */
+	bool keep_stopped;
 	int wake_fd;             /* a new process allocated; -1: none */
 	/* SIGUSR1: a report now, and tracing goes on; may be NULL (then
 	 * the signal is ignored). */

@@ -324,6 +324,30 @@ static int image_files(struct mt_tracer *tr, pid_t pid, const char *exe,
 }
 
 /*
+ * PID, stopped, maps OBJS (or IMG): it stays stopped until their unwind
+ * tables are in (table_holds.h), while the loop goes on.
+ */
+static void hold_for_tables(struct mt_tracer *tr, pid_t pid,
+			    const struct mt_objects *objs,
+			    const struct mt_image *img,
+			    const struct mt_hold_note *note)
+{
+	if (objs ? mt_table_holds_objects(&tr->holds, &tr->uw, pid, objs, note)
+		 : mt_table_holds_image(&tr->holds, &tr->uw, pid, img, note))
+		tr->s.keep_stopped = true;
+}
+
+/* A table is in: the processes held for theirs. */
+static void holds_ready(void *arg, int fd, short revents)
+{
+	struct mt_tracer *tr = arg;
+
+	(void)fd;
+	(void)revents;
+	mt_table_holds_check(&tr->holds, &tr->uw);
+}
+
+/*
  * A followed process called ld.so's hook once loaded: a dlopen (or a
  * dlclose) is mapping or has mapped libraries.  Held there, before any
  * code of theirs runs, the files it maps now are looked at: the new/delete
@@ -342,10 +366,9 @@ static void dlopen_stop(struct mt_tracer *tr, pid_t pid)
 	mt_family_update(&tr->fam, tr->skel, (uint32_t)pid, &objs);
 	mt_system_read_image(&tr->sys, (uint32_t)pid, img);
 	mt_unwinder_add_image(&tr->uw, pid, img);
-	mt_unwinder_wait(&tr->uw);
-	if (tr->o->verbose)
-		fprintf(stderr, "memtrace: pid %d held at ld.so's hook after its start %.1f ms: %zu files\n",
-			(int)pid, (mt_loop_now() - t0) * 1e3, objs.n);
+	/* Held until its own files' tables are in, not others'. */
+	hold_for_tables(tr, pid, NULL, img,
+			&(struct mt_hold_note){ .dlopen = true, .t0 = t0 });
 	mt_objects_free(&objs);
 }
 
@@ -392,10 +415,7 @@ static bool on_dl_hold(void *arg, pid_t pid)
 			(int)pid);
 	name_allocator(tr, pid, &objs);
 	mt_unwinder_add_image(&tr->uw, pid, img);
-	mt_unwinder_wait(&tr->uw);
-	if (tr->o->verbose)
-		fprintf(stderr, "memtrace: pid %d held at ld.so's hook %.1f ms: %zu files\n",
-			(int)pid, (mt_loop_now() - t0) * 1e3, objs.n);
+	hold_for_tables(tr, pid, NULL, img, &(struct mt_hold_note){ .t0 = t0 });
 	mt_objects_free(&objs);
 	return true;
 }
@@ -451,12 +471,8 @@ static void on_exec(void *arg, pid_t pid)
 	name_allocator(tr, pid, &objs);
 	t2 = mt_loop_now();
 	mt_unwinder_add_objects(&tr->uw, &objs);
-	mt_unwinder_wait(&tr->uw);
-	if (tr->o->verbose)
-		fprintf(stderr, "memtrace: exec of %s by pid %d held it %.1f ms: its files %.1f ms, probes %.1f ms, unwind tables %.1f ms\n",
-			exe, (int)pid, (mt_loop_now() - t0) * 1e3,
-			(t1 - t0) * 1e3, (t2 - t1) * 1e3,
-			(mt_loop_now() - t2) * 1e3);
+	hold_for_tables(tr, pid, &objs, NULL,
+			&(struct mt_hold_note){ exe, false, t0, t1, t2 });
 	mt_objects_free(&objs);
 }
 
@@ -526,6 +542,7 @@ static void family_gone(void *arg, pid_t pid)
 
 	family_cxx(tr); /* what it probed, for the allocator line */
 	mt_family_release(&tr->fam, (uint32_t)pid);
+	mt_table_holds_gone(&tr->holds, pid);
 	mt_images_exit(&tr->images, pid);
 	mt_follow_hold(tr->skel, (uint32_t)pid, 0);
 }
@@ -683,6 +700,12 @@ static int start_target(struct mt_tracer *tr)
 	}
 	tr->s.on_exec = on_exec;
 	tr->s.on_dl_hold = on_dl_hold;
+	tr->holds.verbose = tr->o->verbose;
+	ret = mt_loop_add_fd(&tr->s.loop, mt_unwinder_ready_fd(&tr->uw),
+			     holds_ready, tr);
+	if (ret)
+		return mt_fail("cannot watch the unwind tables: %s",
+			       strerror(-ret));
 	tr->s.images = &tr->images;
 	tr->s.skel = tr->skel;
 	tr->s.ctx = tr;
@@ -822,6 +845,7 @@ void mt_tracer_stop(struct mt_tracer *tr)
 	/* The maps keep this instant, whatever the probes see while they
 	 * are detached. */
 	mt_collect_stop(tr->skel);
+	mt_table_holds_free(&tr->holds); /* none is held any more */
 	if (tr->s.stop == MT_STOP_ERROR)
 		fprintf(stderr, "memtrace: stopped early, waiting failed: %s\n",
 			strerror(tr->s.error));
@@ -983,6 +1007,7 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 {
 	bool live = !tr->stopped;
 	double now = mt_loop_now();
+	uint64_t segs = 0, unreached = 0;
 	int ret;
 
 	/* The stacks copied for the loader to unwind: unwound now, those
@@ -998,6 +1023,8 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		ret = append_raw(raw, &tr->sys.dead, live);
 	if (!ret && tr->kind == MT_TRACER_FAMILY)
 		ret = family_mappings(tr);
+	if (!ret && !live && tr->o->verbose && tr->uw_on)
+		mt_deferred_unwind_segments(raw, &segs, &unreached);
 	if (!ret)
 		ret = mt_deferred_unwind_apply(raw);
 	if (ret)
@@ -1025,6 +1052,8 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		if (done)
 			fprintf(stderr, "memtrace: deferred stacks unwound whole from their first frame: %" PRIu64 ", %" PRIu64 " bytes deep on average, %" PRIu64 " at most\n",
 				done, waiting, cut);
+		fprintf(stderr, "memtrace: stack segments in the map: %" PRIu64 ", %" PRIu64 " reached by no stack\n",
+			segs, unreached);
 	}
 	if (!live && tr->o->verbose && tr->uw_on) {
 		size_t n;
@@ -1073,6 +1102,7 @@ void mt_tracer_procs(struct mt_tracer *tr, struct mt_process **procs,
 
 void mt_tracer_free(struct mt_tracer *tr)
 {
+	mt_table_holds_free(&tr->holds);
 	mt_probes_detach(&tr->probes);
 	mt_standby_free(&tr->standby);
 	mt_family_free(&tr->fam);

@@ -29,6 +29,7 @@
 #include "snapshot.h"
 #include "standby_probes.h"
 #include "system.h"
+#include "table_holds.h"
 #include "target.h"
 #include "timeline.h"
 #include "unwinder.h"
@@ -66,6 +67,7 @@ struct mt_tracer {
 	struct mt_standby standby;   /* ONE: installed allocators probed ahead */
 	bool standby_done;
 	struct mt_images images;     /* ONE and FAMILY: its processes' images */
+	struct mt_table_holds holds; /* ONE and FAMILY: stopped for tables */
 	int cost_fd;                 /* -v: BPF run-time statistics on; -1 */
 };
 

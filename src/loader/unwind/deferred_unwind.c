@@ -417,10 +417,14 @@ static enum mt_dw_module module_cb(void *ctx, const struct mt_dw_mapping *m,
 		return w->never ? MT_DW_MODULE_NEVER : MT_DW_MODULE_LATER;
 	}
 	if (w->never)
-		return MT_DW_MODULE_NEVER;
+		return mt_unwinder_unreadable(D.u, &m->file) ? MT_DW_MODULE_UNREADABLE
+							     : MT_DW_MODULE_NEVER;
 	if (found == -1) /* else asked since, and no table came */
 		mt_unwinder_ask(D.u, (pid_t)w->c->pid, &m->file, m->start,
 				m->end);
+	/* Named by the kernel, and cannot be opened: no table will come. */
+	if (mt_unwinder_unreadable(D.u, &m->file))
+		return MT_DW_MODULE_UNREADABLE;
 	return MT_DW_MODULE_LATER;
 }
 
@@ -453,6 +457,21 @@ static int keep_resolved(uint64_t id, const uint64_t *ips, uint32_t n)
 	}
 	D.nres++;
 	return 0;
+}
+
+/* The segments of provisional stack ID are not needed any more: every
+ * one of them goes (its own: the BPF program keyed them with ID,
+ * stack_segs.h), not its first only. */
+static void forget_provisional(uint64_t id)
+{
+	struct mt_stack seg;
+
+	for (int k = 0; k < MT_STACK_SEGS && id; k++) {
+		if (bpf_map_lookup_elem(D.stacks_fd, &id, &seg))
+			break;
+		bpf_map_delete_elem(D.stacks_fd, &id);
+		id = seg.next;
+	}
 }
 
 /* Unwind copy C if its tables are there.  True when it is done with
@@ -492,8 +511,7 @@ static bool try_copy(const struct mt_defer_copy *c, bool never)
 	}
 	if (n == 0 || keep_resolved(c->id, ips, n))
 		return true; /* stays as the BPF program filed it */
-	/* Its provisional frames are not needed any more. */
-	bpf_map_delete_elem(D.stacks_fd, &c->id);
+	forget_provisional(c->id);
 	return true;
 }
 
@@ -731,15 +749,23 @@ static int merge_same(struct mt_raw_profile *raw)
 	return ret;
 }
 
+void mt_deferred_unwind_counters(uint64_t *counters)
+{
+	if (!D.on)
+		return;
+	counters[MT_CNT_STACKS_TRUNCATED] += D.truncated;
+	for (int i = 0; i < MT_TRUNC__COUNT; i++)
+		counters[MT_CNT_TRUNC + i] += D.trunc[i];
+}
+
 int mt_deferred_unwind_apply(struct mt_raw_profile *raw)
 {
 	bool changed = false;
 
 	if (!D.on)
 		return 0;
-	raw->sum.counters[MT_CNT_STACKS_TRUNCATED] += D.truncated + D.nwait;
-	for (int i = 0; i < MT_TRUNC__COUNT; i++)
-		raw->sum.counters[MT_CNT_TRUNC + i] += D.trunc[i];
+	mt_deferred_unwind_counters(raw->sum.counters);
+	raw->sum.counters[MT_CNT_STACKS_TRUNCATED] += D.nwait;
 	/* Copies still waiting for a table: cut where it was missing. */
 	raw->sum.counters[MT_CNT_TRUNC + MT_TRUNC_NO_TABLE] += D.nwait;
 	if (!D.nres)
@@ -799,6 +825,82 @@ void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
 	*done = D.nres;
 	*waiting = D.nwait;
 	*truncated = D.truncated;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every key of the stacks map into *KEYS (sorted), their number; 0 when
+ * none or out of memory. */
+static size_t segment_keys(uint64_t **keys)
+{
+	uint64_t key, next, *v = NULL;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(D.stacks_fd, prev, &next) == 0) {
+		if (n == cap) {
+			uint64_t *nv = realloc(v, (cap = cap ? 2 * cap : 1024) *
+						       sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				return 0;
+			}
+			v = nv;
+		}
+		v[n++] = key = next;
+		prev = &key;
+	}
+	if (!n) {
+		free(v);
+		return 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*keys = v;
+	return n;
+}
+
+void mt_deferred_unwind_segments(const struct mt_raw_profile *raw,
+				 uint64_t *total, uint64_t *unreachable)
+{
+	uint64_t *keys = NULL;
+	uint8_t *seen;
+	size_t n;
+
+	*total = *unreachable = 0;
+	if (D.stacks_fd < 0 || !(n = segment_keys(&keys)))
+		return;
+	seen = calloc(n, 1);
+	if (!seen) {
+		free(keys);
+		return;
+	}
+	/* From every stack read, its segments. */
+	for (size_t i = 0; i < raw->nstacks; i++) {
+		uint64_t id = raw->stacks[i].stack_id;
+		struct mt_stack seg;
+
+		for (int k = 0; k < MT_STACK_SEGS && id; k++) {
+			uint64_t *at = bsearch(&id, keys, n, sizeof(*keys),
+					       cmp_u64);
+
+			if (!at || seen[at - keys] ||
+			    bpf_map_lookup_elem(D.stacks_fd, &id, &seg))
+				break;
+			seen[at - keys] = 1;
+			id = seg.next;
+		}
+	}
+	*total = n;
+	for (size_t i = 0; i < n; i++)
+		*unreachable += !seen[i];
+	free(seen);
+	free(keys);
 }
 
 void mt_deferred_unwind_free(void)

@@ -55,6 +55,10 @@ bool mt_deferred_unwind_forget(uint32_t pid);
 /* Is ID a provisional id whose whole stack is known? */
 bool mt_deferred_unwind_resolved(uint64_t id);
 
+/* Add to COUNTERS (MT_CNT__COUNT) the stacks the loader unwound cut
+ * short, by reason (the BPF program's counters have the others). */
+void mt_deferred_unwind_counters(uint64_t *counters);
+
 /* Give RAW's stacks and blocks filed under a provisional id whose whole
  * stack is known that stack: its id, its frames, the totals merged.
  * 0 or -ENOMEM. */
@@ -72,6 +76,12 @@ struct mt_trunc_count *mt_deferred_unwind_cuts(size_t *n);
  * whole: how many, and the bytes of stack they used, mean and most. */
 void mt_deferred_unwind_depth(uint64_t *whole, uint64_t *mean,
 			      uint64_t *max);
+
+/* Segments in the "stacks" map now, and how many of them no stack of RAW
+ * (just read, before mt_deferred_unwind_apply()) reaches (for -v and the
+ * tests: once merged, a provisional stack leaves none). */
+void mt_deferred_unwind_segments(const struct mt_raw_profile *raw,
+				 uint64_t *total, uint64_t *unreachable);
 
 void mt_deferred_unwind_free(void);
 

@@ -115,6 +115,9 @@ static int locate(const struct mt_defer_copy *c, const struct mt_dw_env *env,
 		break;
 	case MT_DW_MODULE_LATER:
 		return 2;
+	case MT_DW_MODULE_UNREADABLE:
+		w->reason = MT_TRUNC_UNREADABLE;
+		return 1;
 	default:
 		w->reason = MT_TRUNC_NO_TABLE;
 		return 1; /* the BPF walk's "no table": the walk ends here */

@@ -33,6 +33,7 @@ enum mt_dw_module {
 	MT_DW_MODULE_FOUND = 0,
 	MT_DW_MODULE_LATER,     /* no table yet: try again later */
 	MT_DW_MODULE_NEVER,     /* no table will come: go on as without */
+	MT_DW_MODULE_UNREADABLE, /* nor will it: its file cannot be opened */
 };
 
 struct mt_dw_env {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -37,6 +38,26 @@ struct mt_unwind_job {
 	char *name;
 	bool cached_only;         /* from the cache, or not at all (for now) */
 };
+
+/* For tests (test_table_queue.py): the builder sleeps MS milliseconds
+ * before making the table of a file whose name holds NAME, as a large
+ * table on a loaded machine would take ("NAME:MS" in MEMTRACE_SLOW_TABLE). */
+static void slow_table_hook(const char *name)
+{
+	const char *env = getenv("MEMTRACE_SLOW_TABLE");
+	const char *colon = env ? strrchr(env, ':') : NULL;
+	char want[256];
+	long ms;
+
+	if (!colon || (size_t)(colon - env) >= sizeof(want))
+		return;
+	memcpy(want, env, (size_t)(colon - env));
+	want[colon - env] = '\0';
+	ms = strtol(colon + 1, NULL, 10);
+	if (want[0] && ms > 0 && strstr(name, want))
+		nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L },
+			  NULL);
+}
 
 /* Where a table came from (for -v). */
 enum { TABLE_BUILT, TABLE_CACHED, TABLE_FROM_CACHE, TABLE_NOT_CACHED };
@@ -79,6 +100,7 @@ int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose)
 
 	memset(u, 0, sizeof(*u));
 	u->modules_fd = u->vmas_fd = -1;
+	u->ready_fd = -1;
 	u->on = on;
 	u->verbose = verbose;
 	u->begun = true;
@@ -89,6 +111,12 @@ int mt_unwinder_start(struct mt_unwinder *u, bool on, bool verbose)
 	pthread_cond_init(&u->idle, NULL);
 	if (!on)
 		return 0;
+	u->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (u->ready_fd < 0) {
+		ret = -errno;
+		mt_unwinder_free(u);
+		return ret;
+	}
 	for (size_t i = 0; i < sizeof(u->threads) / sizeof(u->threads[0]); i++) {
 		ret = -pthread_create(&u->threads[i], NULL, builder, u);
 		if (ret)
@@ -180,6 +208,7 @@ static int remember(struct mt_unwinder *u, uint64_t dev, uint64_t ino)
 	u->files = nv;
 	u->files[u->nfiles].dev = dev;
 	u->files[u->nfiles].ino = ino;
+	u->files[u->nfiles].ready = false;
 	u->nfiles++;
 	return 0;
 }
@@ -191,6 +220,20 @@ static void forget_file(struct mt_unwinder *u, const struct mt_file_key *key)
 			u->files[i] = u->files[--u->nfiles];
 			return;
 		}
+}
+
+/* The table of KEY is loaded, or will not be (the lock held): whoever
+ * waits for it is told (mt_unwinder_ready_fd()). */
+static void file_done(struct mt_unwinder *u, const struct mt_file_key *key)
+{
+	uint64_t one = 1;
+
+	for (size_t i = 0; i < u->nfiles; i++)
+		if (u->files[i].dev == key->dev && u->files[i].ino == key->ino)
+			u->files[i].ready = true;
+	if (u->ready_fd >= 0 && write(u->ready_fd, &one, sizeof(one)) < 0) {
+		/* Full (2^64 - 2 unread): it is readable anyway. */
+	}
 }
 
 /* Copy T into the maps (making the chunks it needs) and publish it under
@@ -363,12 +406,14 @@ static void do_job(struct mt_unwinder *u, struct mt_unwind_job *job)
 	int err, src;
 
 	pthread_mutex_unlock(&u->lock);
+	slow_table_hook(job->name);
 	err = build_file(u, job->fd, &t, &ns, &src, job->cached_only);
 	close(job->fd);
 	pthread_mutex_lock(&u->lock);
 	if (src == TABLE_NOT_CACHED) {
 		/* Not tried: made when a stack first needs it. */
 		forget_file(u, &job->key);
+		file_done(u, &job->key);
 		free(job->name);
 		return;
 	}
@@ -380,6 +425,7 @@ static void do_job(struct mt_unwinder *u, struct mt_unwind_job *job)
 	publish(u, &job->key, job->name, &t, ns, err, src);
 	free(job->name);
 	pthread_mutex_lock(&u->lock);
+	file_done(u, &job->key);
 }
 
 /* Load the tables made before the maps were there, in the order they
@@ -397,8 +443,10 @@ static void do_pending(struct mt_unwinder *u)
 			p[i].src);
 		free(p[i].name);
 	}
-	free(p);
 	pthread_mutex_lock(&u->lock);
+	for (size_t i = 0; i < n; i++)
+		file_done(u, &p[i].key);
+	free(p);
 }
 
 /* A file this large (its table takes seconds on a loaded machine: cc1,
@@ -457,23 +505,85 @@ static void *builder(void *arg)
 	return NULL;
 }
 
+/* Index of KEY among the files that could not be opened, or -1 (the
+ * lock held). */
+static ssize_t unreadable_at(const struct mt_unwinder *u,
+			     const struct mt_file_key *key)
+{
+	for (size_t i = 0; i < u->nunreadable; i++)
+		if (u->unreadable[i].dev == key->dev &&
+		    u->unreadable[i].ino == key->ino)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* KEY was named, and could not be opened. */
+static void mark_unreadable(struct mt_unwinder *u,
+			    const struct mt_file_key *key)
+{
+	struct mt_file_key *nv;
+
+	pthread_mutex_lock(&u->lock);
+	if (unreadable_at(u, key) < 0 &&
+	    (nv = realloc(u->unreadable,
+			  (u->nunreadable + 1) * sizeof(*nv))) != NULL) {
+		u->unreadable = nv;
+		nv[u->nunreadable++] = *key;
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+bool mt_unwinder_unreadable(struct mt_unwinder *u,
+			    const struct mt_file_key *file)
+{
+	bool r;
+
+	pthread_mutex_lock(&u->lock);
+	r = unreadable_at(u, file) >= 0;
+	pthread_mutex_unlock(&u->lock);
+	return r;
+}
+
+/* For tests (test_file_unreadable.py): a file whose name holds NAME
+ * (MEMTRACE_UNREADABLE_FILE) is taken for one that could not be opened,
+ * as a deleted file of a process gone is. */
+static bool unreadable_hook(const char *name)
+{
+	const char *want = getenv("MEMTRACE_UNREADABLE_FILE");
+
+	return want && *want && strstr(name, want);
+}
+
 /* Queue the file open on FD (taken) for its table, once per file. */
 static void add_file(struct mt_unwinder *u, int fd,
 		     const struct mt_file_key *key, const char *name,
 		     bool cached_only)
 {
 	struct mt_unwind_job *nv;
-	char *copy = strdup(name);
+	char *copy;
 	struct stat st;
-	off_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
+	off_t size;
+	ssize_t at;
 
+	if (unreadable_hook(name)) {
+		close(fd);
+		mark_unreadable(u, key);
+		return;
+	}
+	copy = strdup(name);
+	size = fstat(fd, &st) == 0 ? st.st_size : 0;
 	pthread_mutex_lock(&u->lock);
+	/* Opened after all (by another process's mapping). */
+	if ((at = unreadable_at(u, key)) >= 0)
+		u->unreadable[at] = u->unreadable[--u->nunreadable];
 	if (!copy || known(u, key->dev, key->ino) ||
 	    remember(u, key->dev, key->ino))
 		goto cleanup;
 	nv = realloc(u->jobs, (u->njobs + 1) * sizeof(*nv));
-	if (!nv)
+	if (!nv) {
+		file_done(u, key); /* not to be made: none waits for it */
 		goto cleanup;
+	}
 	u->jobs = nv;
 	u->jobs[u->njobs++] = (struct mt_unwind_job){ fd, size, *key, copy,
 						      cached_only };
@@ -494,6 +604,37 @@ void mt_unwinder_wait(struct mt_unwinder *u)
 	while (u->njobs || u->busy || (u->maps_ready && u->npending))
 		pthread_cond_wait(&u->idle, &u->lock);
 	pthread_mutex_unlock(&u->lock);
+}
+
+bool mt_unwinder_ready(struct mt_unwinder *u, const struct mt_file_key *keys,
+		       size_t n)
+{
+	bool ready = true;
+
+	pthread_mutex_lock(&u->lock);
+	for (size_t k = 0; k < n && ready; k++)
+		for (size_t i = 0; i < u->nfiles; i++)
+			if (u->files[i].dev == keys[k].dev &&
+			    u->files[i].ino == keys[k].ino) {
+				ready = u->files[i].ready;
+				break;
+			}
+	pthread_mutex_unlock(&u->lock);
+	return ready;
+}
+
+int mt_unwinder_ready_fd(const struct mt_unwinder *u)
+{
+	return u->ready_fd;
+}
+
+void mt_unwinder_ready_ack(struct mt_unwinder *u)
+{
+	uint64_t n;
+
+	if (u->ready_fd >= 0 && read(u->ready_fd, &n, sizeof(n)) < 0) {
+		/* Nothing new (EAGAIN). */
+	}
 }
 
 bool mt_unwinder_wait_ms(struct mt_unwinder *u, unsigned ms)
@@ -525,6 +666,12 @@ static uint64_t kernel_dev(dev_t dev)
 	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
+void mt_unwinder_key_of(const struct mt_object *o, struct mt_file_key *key)
+{
+	key->dev = kernel_dev(o->dev);
+	key->ino = (uint64_t)o->ino;
+}
+
 static void add_objects(struct mt_unwinder *u, const struct mt_objects *objs,
 			bool cached_only)
 {
@@ -532,11 +679,14 @@ static void add_objects(struct mt_unwinder *u, const struct mt_objects *objs,
 		return;
 	for (size_t i = 0; i < objs->n; i++) {
 		const struct mt_object *o = &objs->v[i];
-		struct mt_file_key key = { kernel_dev(o->dev), (uint64_t)o->ino };
+		struct mt_file_key key;
 		int fd = open(o->path, O_RDONLY | O_CLOEXEC);
 
+		mt_unwinder_key_of(o, &key);
 		if (fd >= 0)
 			add_file(u, fd, &key, o->shown, cached_only);
+		else if (!cached_only)
+			mark_unreadable(u, &key);
 	}
 }
 
@@ -600,6 +750,8 @@ void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 		fd = mt_kvmas_open(file, &kname);
 		if (fd >= 0)
 			add_file(u, fd, file, kname, false);
+		else
+			mark_unreadable(u, file);
 		return;
 	}
 	/* Named (-v) by the file the process maps, not the link to it. */
@@ -676,8 +828,12 @@ void mt_unwinder_add_image(struct mt_unwinder *u, pid_t pid,
 		pthread_mutex_lock(&u->lock);
 		have = known(u, f->key.dev, f->key.ino);
 		pthread_mutex_unlock(&u->lock);
-		if (have || (fd = mt_image_file_open(f)) < 0)
+		if (have)
 			continue;
+		if ((fd = mt_image_file_open(f)) < 0) {
+			mark_unreadable(u, &f->key);
+			continue;
+		}
 		mt_image_file_shown(f, name, sizeof(name));
 		add_file(u, fd, &f->key, name, false);
 	}
@@ -723,7 +879,10 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	mt_map_chunks_free(&u->rows);
 	mt_map_chunks_free(&u->pages);
 	ring_buffer__free(u->missing);
+	if (u->ready_fd >= 0)
+		close(u->ready_fd);
 	free(u->files);
+	free(u->unreadable);
 	if (u->cache && u->cache->dirfd >= 0 && u->verbose)
 		fprintf(stderr, "memtrace: unwind cache %s: %llu tables read (%llu rows) in %.3f ms of CPU, %.3f ms in all; %llu made and kept, %llu refused\n",
 			u->cache->dir, (unsigned long long)u->cache->hits,
@@ -738,4 +897,5 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	free(u->cache_dir);
 	memset(u, 0, sizeof(*u));
 	u->modules_fd = u->vmas_fd = -1;
+	u->ready_fd = -1;
 }

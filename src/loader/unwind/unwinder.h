@@ -45,6 +45,7 @@ struct mt_unwinder {
 	/* Files whose table is asked for, loaded, or failed (tried once). */
 	struct mt_unwind_file {
 		uint64_t dev, ino;
+		bool ready;       /* loaded, or failed */
 	} *files;
 	size_t nfiles;
 	/* Files waiting for the builder thread (an open descriptor each). */
@@ -87,6 +88,11 @@ struct mt_unwinder {
 	char *cache_dir;          /* NULL: the default */
 	uint64_t cache_max;
 	bool cache_tried;
+	int ready_fd;             /* an eventfd: a table is done; -1 */
+	/* Files named (by the kernel, or a process's mappings) that could
+	 * not be opened: no table (truncation reason "file unreadable"). */
+	struct mt_file_key *unreadable;
+	size_t nunreadable;
 };
 
 /* Size the unwinder's maps of SKEL (opened, not loaded) for MAX_ROWS rows. */
@@ -118,6 +124,22 @@ void mt_unwinder_add_objects(struct mt_unwinder *u,
 /* Wait until every table asked for is loaded (or failed). */
 void mt_unwinder_wait(struct mt_unwinder *u);
 
+/* Whether the tables of the files KEYS (N) are in (or failed): none of
+ * them is waiting to be made or being made.  A file never asked for
+ * counts as in.  Never waits: mt_unwinder_ready_fd() tells when to ask
+ * again. */
+struct mt_file_key;
+bool mt_unwinder_ready(struct mt_unwinder *u, const struct mt_file_key *keys,
+		       size_t n);
+
+/* A descriptor readable when a table is done since the last
+ * mt_unwinder_ready_ack() (which reads it); -1 when tables are off. */
+int mt_unwinder_ready_fd(const struct mt_unwinder *u);
+void mt_unwinder_ready_ack(struct mt_unwinder *u);
+
+/* The identity under which mt_unwinder_add_objects() asks for O's table. */
+void mt_unwinder_key_of(const struct mt_object *o, struct mt_file_key *key);
+
 /* The same, for at most MS milliseconds: true when every table is in. */
 bool mt_unwinder_wait_ms(struct mt_unwinder *u, unsigned ms);
 /* PID mapped new files: forget the mappings the BPF side cached for it
@@ -145,6 +167,10 @@ struct mt_file_key;
 void mt_unwinder_ask(struct mt_unwinder *u, pid_t pid,
 		     const struct mt_file_key *file, uint64_t start,
 		     uint64_t end);
+/* Whether FILE was named but could not be opened for its table. */
+bool mt_unwinder_unreadable(struct mt_unwinder *u,
+			    const struct mt_file_key *file);
+
 /* No table is being made or waits to be. */
 bool mt_unwinder_idle(struct mt_unwinder *u);
 /* A descriptor that is readable when the BPF program asks for a table

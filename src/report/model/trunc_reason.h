@@ -22,6 +22,7 @@ static inline const char *mt_trunc_reason_name(int r)
 	case MT_TRUNC_CFI_RULE: return "CFI rule";
 	case MT_TRUNC_VMA_BUSY: return "mapping busy";
 	case MT_TRUNC_COPY_LOST: return "copy lost";
+	case MT_TRUNC_UNREADABLE: return "file unreadable";
 	default: return NULL;
 	}
 }
@@ -37,6 +38,7 @@ static inline const char *mt_trunc_reason_label(int r)
 	case MT_TRUNC_CFI_RULE: return "cfi_rule";
 	case MT_TRUNC_VMA_BUSY: return "mapping_busy";
 	case MT_TRUNC_COPY_LOST: return "copy_lost";
+	case MT_TRUNC_UNREADABLE: return "file_unreadable";
 	default: return NULL;
 	}
 }

@@ -43,6 +43,7 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_TRUNC + MT_TRUNC_CFI_RULE] = "truncated stacks CFI rule",
 	[MT_CNT_TRUNC + MT_TRUNC_VMA_BUSY] = "truncated stacks mapping busy",
 	[MT_CNT_TRUNC + MT_TRUNC_COPY_LOST] = "truncated stacks copy lost",
+	[MT_CNT_TRUNC + MT_TRUNC_UNREADABLE] = "truncated stacks file unreadable",
 };
 
 /* Counters a profile of an older memtrace may lack, read then as 0. */
