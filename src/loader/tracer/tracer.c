@@ -1033,9 +1033,10 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 		uint64_t done, waiting, cut;
 
 		mt_deferred_unwind_stats(&done, &waiting, &cut);
-		fprintf(stderr, "memtrace: deferred stacks: %" PRIu64 " copies, %" PRIu64 " unwound (%" PRIu64 " cut short), %" PRIu64 " never unwound, %" PRIu64 " lost\n",
+		fprintf(stderr, "memtrace: deferred stacks: %" PRIu64 " copies, %" PRIu64 " unwound (%" PRIu64 " cut short), %" PRIu64 " never unwound, %" PRIu64 " lost; read ahead of the loader: %" PRIu64 " KiB at most\n",
 			raw->sum.counters[MT_CNT_DEFER_COPIES], done, cut,
-			waiting, raw->sum.counters[MT_CNT_DEFER_LOST]);
+			waiting, raw->sum.counters[MT_CNT_DEFER_LOST],
+			mt_deferred_unwind_queued_most() >> 10);
 		if (tr->kind == MT_TRACER_SYSTEM)
 			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; dlopens told by ld.so's hook (in %zu files): %" PRIu64 "; scans of /proc: %" PRIu64 " (%.1f ms each), finds no event had told of: %" PRIu64 "\n",
 				tr->images.nprocs, tr->images.nfiles,
@@ -1106,12 +1107,13 @@ void mt_tracer_free(struct mt_tracer *tr)
 	mt_probes_detach(&tr->probes);
 	mt_standby_free(&tr->standby);
 	mt_family_free(&tr->fam);
+	/* Before the unwinder and the maps: its reader thread uses both. */
+	mt_deferred_unwind_free();
 	if (tr->uw_on)
 		mt_unwinder_free(&tr->uw);
 	if (tr->skel)
 		memleak_bpf__destroy(tr->skel);
 	mt_collect_forget_stacks();
-	mt_deferred_unwind_free();
 	if (tr->snap_on)
 		mt_snapshot_free(&tr->snap);
 	mt_timeline_free(&tr->tl);

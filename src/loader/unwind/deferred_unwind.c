@@ -20,6 +20,7 @@
 #include "profile.h"
 #include "trunc_procs.h"
 #include "unwinder.h"
+#include "copy_reader.h"
 
 /* The ring buffer's size by default: a copy is its header, the stack to
  * its top and the frames walked before (6 KiB for python3 and sqlite3 on
@@ -81,6 +82,10 @@ static struct {
 	struct mod_seen *mods;
 	size_t nmods, mods_cap;
 	struct mt_itab mods_index;         /* mods by file */
+	/* The ring read on a thread of its own (NULL: by the unwinder's
+	 * ring_buffer, on the loader's thread). */
+	struct mt_copy_reader *reader;
+	bool stalled;                      /* the test hook's stall done */
 } D = { .modules_fd = -1, .stacks_fd = -1 };
 
 void mt_deferred_unwind_size(struct memleak_bpf *skel, bool on, bool system)
@@ -562,6 +567,11 @@ void mt_deferred_unwind_poll(bool final)
 {
 	if (!D.on)
 		return;
+	if (final && D.reader) {
+		/* Tracing is over: the ring's rest read here. */
+		mt_copy_reader_stop(D.reader);
+		mt_unwinder_poll(D.u);
+	}
 	if (final && D.nwait) {
 		uint64_t t0 = mt_loop_now_ns();
 
@@ -596,6 +606,15 @@ static int on_copy(void *ctx, void *data, size_t size)
 	}
 	if (size < offsetof(struct mt_defer_copy, stack) || size > sizeof(*c))
 		return 0;
+	if (!D.stalled) {
+		/* Test hook: the loader busy for so long at its first copy
+		 * (a table being loaded, a scan of /proc, a report). */
+		const char *ms = getenv("MEMTRACE_TEST_LOADER_STALL_MS");
+
+		D.stalled = true;
+		if (ms && *ms)
+			usleep((useconds_t)strtoul(ms, NULL, 10) * 1000);
+	}
 	/* As long as the record: the stack copied, then the frames. */
 	c = malloc(size);
 	if (!c)
@@ -679,19 +698,44 @@ bool mt_deferred_unwind_forget(uint32_t pid)
 	return true;
 }
 
+/* The copies the reader thread queued, in order (mt_unwinder_poll()). */
+static void drain_copies(void *ctx)
+{
+	(void)ctx;
+	mt_copy_reader_drain(D.reader, on_copy, NULL);
+}
+
+uint64_t mt_deferred_unwind_queued_most(void)
+{
+	return mt_copy_reader_most(D.reader);
+}
+
 int mt_deferred_unwind_init(struct mt_unwinder *u, struct memleak_bpf *skel,
 			    uint32_t mode)
 {
+	const char *thread = getenv("MEMTRACE_DEFER_THREAD");
 	int ret;
 
 	mt_deferred_unwind_free();
 	if (!skel->rodata->defer_mode || !u->missing)
 		return 0;
-	ret = ring_buffer__add(u->missing,
-			       bpf_map__fd(skel->maps.unwind_copies), on_copy,
-			       NULL);
-	if (ret)
-		return ret;
+	/* The copies are read on a thread of their own; without it (no
+	 * thread, no eventfd; MEMTRACE_DEFER_THREAD=0), on the loader's
+	 * thread. */
+	if (!thread || strcmp(thread, "0") != 0)
+		D.reader = mt_copy_reader_start(
+			bpf_map__fd(skel->maps.unwind_copies),
+			ring_buffer__epoll_fd(u->missing));
+	if (D.reader) {
+		u->after_poll = drain_copies;
+		u->after_poll_ctx = NULL;
+	} else {
+		ret = ring_buffer__add(u->missing,
+				       bpf_map__fd(skel->maps.unwind_copies),
+				       on_copy, NULL);
+		if (ret)
+			return ret;
+	}
 	D.on = true;
 	D.mode = mode;
 	D.u = u;
@@ -905,6 +949,10 @@ void mt_deferred_unwind_segments(const struct mt_raw_profile *raw,
 
 void mt_deferred_unwind_free(void)
 {
+	/* First: its thread may still be queueing. */
+	mt_copy_reader_free(D.reader);
+	if (D.u && D.u->after_poll == drain_copies)
+		D.u->after_poll = NULL;
 	for (size_t i = 0; i < D.nwait; i++)
 		free(D.wait[i]);
 	free(D.wait);

@@ -65,6 +65,10 @@ void mt_deferred_unwind_counters(uint64_t *counters);
 int mt_deferred_unwind_apply(struct mt_raw_profile *raw);
 
 /* Copies unwound, waiting, and unwound cut short (for -v and the tests). */
+/* The most bytes of copies read from the ring and not yet taken by the
+ * loader at once (the reader thread's queue; 0 without it). */
+uint64_t mt_deferred_unwind_queued_most(void);
+
 void mt_deferred_unwind_stats(uint64_t *done, uint64_t *waiting,
 			      uint64_t *truncated);
 

@@ -849,6 +849,8 @@ void mt_unwinder_poll(struct mt_unwinder *u)
 {
 	if (u->missing)
 		ring_buffer__consume(u->missing);
+	if (u->after_poll)
+		u->after_poll(u->after_poll_ctx);
 }
 
 void mt_unwinder_free(struct mt_unwinder *u)

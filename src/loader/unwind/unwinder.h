@@ -42,6 +42,10 @@ struct mt_unwinder {
 	int modules_fd;
 	int vmas_fd;              /* the BPF side's cache of mappings */
 	struct ring_buffer *missing;
+	/* Called by mt_unwinder_poll() after the ring is read (the stack
+	 * copies read on a thread of their own: deferred_unwind.c). */
+	void (*after_poll)(void *ctx);
+	void *after_poll_ctx;
 	/* Files whose table is asked for, loaded, or failed (tried once). */
 	struct mt_unwind_file {
 		uint64_t dev, ino;

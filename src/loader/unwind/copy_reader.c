@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * copy_reader.c: the ring buffer of stack copies, read by a thread of its
+ * own (copy_reader.h).
+ *
+ * The loader's thread walks copies, reads /proc, scans processes and
+ * makes reports; while it does, a program's first run fills the ring
+ * (python3 made 5,000-6,000 copies in the 40-90 ms its table took) and
+ * the copies that do not fit are lost.  This thread only moves each
+ * record out of the ring into a queue, in order, and wakes the loader;
+ * the loader takes the queue when it gets to it.
+ */
+#include "copy_reader.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+/* How long the thread waits in the ring for records, at most: what
+ * stopping it may take. */
+#define POLL_MS 50
+/* Bytes of copies the queue holds at most: past it the thread leaves
+ * them in the ring (and a full ring counts them lost, per process). */
+#define QUEUE_MAX (256UL << 20)
+
+struct record {
+	struct record *next;
+	size_t size;
+	unsigned char data[];
+};
+
+struct mt_copy_reader {
+	struct ring_buffer *rb;
+	int efd;                    /* readable while the queue has records */
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;
+	bool stop;                  /* under lock */
+	struct record *head, **tail; /* the queue, under lock */
+	size_t bytes;               /* its records' sizes, under lock */
+	uint64_t most;              /* the largest bytes seen (-v) */
+};
+
+static int enqueue(void *ctx, void *data, size_t size)
+{
+	struct mt_copy_reader *r = ctx;
+	struct record *rec = malloc(sizeof(*rec) + size);
+	bool was_empty;
+
+	if (!rec)
+		return 0; /* this one lost, as a full ring would */
+	rec->next = NULL;
+	rec->size = size;
+	memcpy(rec->data, data, size);
+	pthread_mutex_lock(&r->lock);
+	was_empty = !r->head;
+	*r->tail = rec;
+	r->tail = &rec->next;
+	r->bytes += size;
+	if (r->bytes > r->most)
+		r->most = r->bytes;
+	pthread_mutex_unlock(&r->lock);
+	if (was_empty) {
+		uint64_t one = 1;
+
+		if (write(r->efd, &one, sizeof(one)) < 0) {
+			/* The counter cannot overflow at one a drain. */
+		}
+	}
+	return 0;
+}
+
+static void *run(void *arg)
+{
+	struct mt_copy_reader *r = arg;
+
+	for (;;) {
+		bool stop, full;
+
+		pthread_mutex_lock(&r->lock);
+		stop = r->stop;
+		full = r->bytes > QUEUE_MAX;
+		pthread_mutex_unlock(&r->lock);
+		if (stop)
+			break;
+		if (full) {
+			usleep(POLL_MS * 1000);
+			continue;
+		}
+		if (ring_buffer__poll(r->rb, POLL_MS) < 0 && errno != EINTR)
+			usleep(POLL_MS * 1000);
+	}
+	return NULL;
+}
+
+struct mt_copy_reader *mt_copy_reader_start(int map_fd, int wake_epoll_fd)
+{
+	struct mt_copy_reader *r = calloc(1, sizeof(*r));
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
+	r->tail = &r->head;
+	r->efd = -1;
+	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->efd < 0)
+		goto fail;
+	/* Data no ring of the loader's has: ring_buffer__consume(), all the
+	 * loader calls on that epoll set, never looks at its events. */
+	ev.data.u32 = UINT32_MAX;
+	if (wake_epoll_fd >= 0 &&
+	    epoll_ctl(wake_epoll_fd, EPOLL_CTL_ADD, r->efd, &ev) < 0)
+		goto fail;
+	r->rb = ring_buffer__new(map_fd, enqueue, r, NULL);
+	if (!r->rb)
+		goto fail;
+	err = pthread_create(&r->thread, NULL, run, r);
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	r->running = true;
+	return r;
+fail:
+	err = errno;
+	mt_copy_reader_free(r);
+	errno = err;
+	return NULL;
+}
+
+void mt_copy_reader_stop(struct mt_copy_reader *r)
+{
+	if (!r || !r->running)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	r->running = false;
+	/* What the ring still holds, on this thread now. */
+	ring_buffer__consume(r->rb);
+}
+
+size_t mt_copy_reader_drain(struct mt_copy_reader *r,
+			    int (*fn)(void *ctx, void *data, size_t size),
+			    void *ctx)
+{
+	struct record *rec, *next;
+	uint64_t count;
+	size_t n = 0;
+
+	if (!r)
+		return 0;
+	if (!r->running)
+		ring_buffer__consume(r->rb); /* stopped: read here */
+	pthread_mutex_lock(&r->lock);
+	if (read(r->efd, &count, sizeof(count)) < 0) {
+		/* Not readable: nothing was queued since the last drain. */
+	}
+	rec = r->head;
+	r->head = NULL;
+	r->tail = &r->head;
+	r->bytes = 0;
+	pthread_mutex_unlock(&r->lock);
+	for (; rec; rec = next, n++) {
+		next = rec->next;
+		fn(ctx, rec->data, rec->size);
+		free(rec);
+	}
+	return n;
+}
+
+uint64_t mt_copy_reader_most(const struct mt_copy_reader *r)
+{
+	return r ? r->most : 0;
+}
+
+void mt_copy_reader_free(struct mt_copy_reader *r)
+{
+	struct record *rec, *next;
+
+	if (!r)
+		return;
+	mt_copy_reader_stop(r);
+	ring_buffer__free(r->rb);
+	if (r->efd >= 0)
+		close(r->efd);
+	for (rec = r->head; rec; rec = next) {
+		next = rec->next;
+		free(rec);
+	}
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
