@@ -26,8 +26,11 @@
  * stopping it may take. */
 #define POLL_MS 50
 /* Bytes of copies the queue holds at most: past it the thread leaves
- * them in the ring (and a full ring counts them lost, per process). */
-#define QUEUE_MAX (256UL << 20)
+ * them in the ring (and a full ring counts them lost, per process).  Cold
+ * first runs of six programs system-wide peaked at 20 MiB; a flood of
+ * copies (every stack of a busy program) is not worth more of memtrace's
+ * memory than this. */
+#define QUEUE_MAX (64UL << 20)
 /* The thread's nice value: a weight some ten times a default thread's. */
 #define READER_NICE (-10)
 
