@@ -185,6 +185,19 @@ def run(argv, timeout=None, stdin=subprocess.DEVNULL, input_text=None, env=None)
     return Result(p.returncode, p.stdout, p.stderr, argv)
 
 
+def build_fresh(pieces):
+    """Build each (PATH, C_TEXT, EXTRA_FLAGS) of PIECES with gcc -O2 -g,
+    without frame pointers and with a build id: programs and libraries
+    made in a test, so their files (and build ids) are new to memtrace
+    and its table cache.  PATH.c is written beside PATH."""
+    for path, text, extra in pieces:
+        with open(path + ".c", "w", encoding="utf-8") as f:
+            f.write(text)
+        res = run(["gcc", "-O2", "-g", "-fomit-frame-pointer", "-Wl,--build-id", "-o", path,
+                   path + ".c"] + list(extra))
+        check_eq(res.rc, 0, "gcc %s.c" % os.path.basename(path), res.stderr)
+
+
 def _text(b):
     if b is None:
         return ""

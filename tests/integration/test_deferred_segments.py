@@ -74,12 +74,7 @@ def _merged_leave_none():
     tag = "%d_%d" % (os.getpid(), int.from_bytes(os.urandom(4), "little"))
     with tempfile.TemporaryDirectory(dir=mtlib.TMPDIR) as d:
         lib, exe = os.path.join(d, "libthrough_%s.so" % tag), os.path.join(d, "deep_%s" % tag)
-        for path, text, extra in ((lib, LIB_C % tag, ["-fPIC", "-shared"]), (exe, MAIN_C, ["-ldl"])):
-            with open(path + ".c", "w", encoding="utf-8") as f:
-                f.write(text)
-            res = mtlib.run(["gcc", "-O2", "-g", "-fomit-frame-pointer", "-Wl,--build-id", "-o", path,
-                             path + ".c"] + extra)
-            check_eq(res.rc, 0, "gcc %s.c" % os.path.basename(path), res.stderr)
+        mtlib.build_fresh(((lib, LIB_C % tag, ["-fPIC", "-shared"]), (exe, MAIN_C, ["-ldl"])))
         env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"),
                    MEMTRACE_SLOW_TABLE="libthrough_%s:%d" % (tag, SLOW_MS))
         res = mtlib.run_memtrace(["-v", "--no-follow", "-o", "/dev/null", "--", exe, lib], env=env)

@@ -85,12 +85,7 @@ def _reason():
     tag = "%d_%d" % (os.getpid(), int.from_bytes(os.urandom(4), "little"))
     with tempfile.TemporaryDirectory(dir=mtlib.TMPDIR) as d:
         lib, exe = os.path.join(d, "libunread_%s.so" % tag), os.path.join(d, "unread_%s" % tag)
-        for path, text, extra in ((lib, LIB_C % tag, ["-fPIC", "-shared"]), (exe, MAIN_C, ["-ldl"])):
-            with open(path + ".c", "w", encoding="utf-8") as f:
-                f.write(text)
-            res = mtlib.run(["gcc", "-O2", "-g", "-fomit-frame-pointer", "-Wl,--build-id", "-o", path,
-                             path + ".c"] + extra)
-            check_eq(res.rc, 0, "gcc %s.c" % os.path.basename(path), res.stderr)
+        mtlib.build_fresh(((lib, LIB_C % tag, ["-fPIC", "-shared"]), (exe, MAIN_C, ["-ldl"])))
         text_out, pprof = os.path.join(d, "report.txt"), os.path.join(d, "profile.pb.gz")
         env = dict(os.environ, MEMTRACE_UNREADABLE_FILE="libunread_" + tag)
         mt = mtlib.Bg([mtlib.MEMTRACE, "--no-follow", "--http", "127.0.0.1:0", "--text=" + text_out,
