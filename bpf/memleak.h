@@ -151,7 +151,7 @@ enum mt_counter {
 	/* MT_CNT_STACKS_TRUNCATED by reason: MT_CNT_TRUNC + enum
 	 * mt_trunc_reason (every truncated stack counts in one). */
 	MT_CNT_TRUNC,
-	MT_CNT_TRUNC_LAST = MT_CNT_TRUNC + 7, /* MT_TRUNC__COUNT - 1 */
+	MT_CNT_TRUNC_LAST = MT_CNT_TRUNC + 8, /* MT_TRUNC__COUNT - 1 */
 	MT_CNT__COUNT
 };
 
@@ -172,6 +172,10 @@ enum mt_trunc_reason {
 	MT_TRUNC_UNREADABLE,   /* its file, named by the kernel, could not be
 				* opened for its table (deleted, and its
 				* process gone) */
+	MT_TRUNC_COPY_SHORT,   /* the next frame lies above the
+				* MT_DEFER_STACK_MAX bytes of a stack's copy
+				* (frames with large buffers: deferred
+				* unwinding) */
 	MT_TRUNC__COUNT
 };
 _Static_assert(MT_CNT_TRUNC_LAST == MT_CNT_TRUNC + MT_TRUNC__COUNT - 1,
@@ -461,6 +465,10 @@ struct mt_unwind_missing {
  * copied (then they are cut short there, as without deferring). */
 #define MT_DEFER_WINDOW_NS (2ULL * 1000 * 1000 * 1000)
 #define MT_DEFER_CHUNK 4096
+/* mt_defer_copy.flags: the copy could run to MT_DEFER_STACK_MAX bytes (a
+ * thread's stack, or the main thread's with its top further): a frame
+ * above that bound was not copied, not missing from the stack. */
+#define MT_DEFER_BOUNDED 1U
 
 struct mt_defer_copy {
 	__u64 id;          /* the provisional stack id */
@@ -473,7 +481,7 @@ struct mt_defer_copy {
 	 * touched (a large buffer of a frame's) cannot, and is left as a
 	 * hole, as unreadable to the loader as it was to the BPF walk. */
 	__u32 pages_read;
-	__u32 pad;
+	__u32 flags;       /* MT_DEFER_BOUNDED */
 	/* The executable mapping that holds pc, and its file. */
 	__u64 vm_start, vm_end, vm_delta;
 	struct mt_file_key file;

@@ -124,6 +124,7 @@ static __noinline __u64 defer_copy(struct unwind_scratch *sc,
 	 * end), past the pages that cannot be read (never touched), to the
 	 * last one that can (the stack's top, or the bound). */
 	c->pages_read = 0;
+	c->flags = max == MT_DEFER_STACK_MAX ? MT_DEFER_BOUNDED : 0;
 	for (int i = 0; i < MT_DEFER_STACK_MAX / MT_DEFER_CHUNK + 1; i++) {
 		__u64 at = u->sp + pos;
 		__u32 l = MT_DEFER_CHUNK - (__u32)(at & (MT_DEFER_CHUNK - 1));

@@ -4,17 +4,21 @@
 each reason the unwinder can stop for that a program can provoke is
 counted under its own name on the header's "truncated stacks:" line
 (depth, no CFI, bad stack) and in /metrics (memtrace_truncated_stacks_total
-{reason=...}); a coroutine's stack (makecontext) is what it is."""
+{reason=...}); a coroutine's stack (makecontext) is what it is; a stack
+unwound from its copy (deferred unwinding) whose next frame lies above
+the copy's 32 KiB bound is "copy short", not "bad stack", where the BPF
+walk of the live stack reaches main."""
 
 import re
 import urllib.request
 
 import mtlib
 from mtlib import check, check_eq, test
+from test_deferred_unwind import _env, traced as traced_env
 from test_unwind import traced
 
 REASONS = ("no table", "no CFI", "bad stack", "depth", "CFI rule", "mapping busy", "copy lost",
-           "file unreadable")
+           "file unreadable", "copy short")
 
 
 def truncation(text, details):
@@ -100,6 +104,29 @@ def _ucontext():
     check(total == 0 or by, "truncated without a reason", d)
 
 
+@test("cut.copy_short")
+def _copy_short():
+    """main -> big_frame (48 KiB of locals) -> big_leaf -> malloc.  The BPF
+    walk reads the live stack: whole to main.  Every stack copied and
+    unwound by the loader (MEMTRACE_DEFER_ALL=1): the copy's 32 KiB from
+    big_leaf's frame end inside big_frame's buffer, so its return address
+    was never copied: cut after big_frame, "copy short" (it was counted
+    "bad stack", as if the stack were corrupt)."""
+    res, _, stacks, d = traced("cut_stacks", ["bigframe"])
+    check_eq(truncation(res.stdout, d), (0, {}), "truncated stacks, BPF walk", d)
+    f = funcs(one_stack(stacks, 222, d))
+    check("main" in f and f.index("big_frame") == f.index("big_leaf") + 1,
+          "the BPF walk's stack: %s" % f, d)
+
+    res, stacks, d = traced_env("cut_stacks", ["bigframe"], env=_env(MEMTRACE_DEFER_ALL=1))
+    check_eq(truncation(res.stdout, d), (1, {"copy short": 1}), "truncated stacks, deferred", d)
+    hits = [s for s in stacks if s.inuse_bytes == 222]
+    check_eq(len(hits), 1, "stacks holding the block of 222 bytes", d)
+    f = [fr.function.split("(", 1)[0] for fr in hits[0].frames]
+    check_eq(f[-2:], ["big_leaf", "big_frame"], "the copy's last frames", d)
+    check("main" not in f, "a stack reaching main from a 32 KiB copy: %s" % f, d)
+
+
 @test("cut.metrics")
 def _metrics():
     """/metrics: one series per reason, the JIT stack's under no_cfi."""
@@ -116,7 +143,8 @@ def _metrics():
                               text, re.M))
         d = mt.details() + "\nmetrics:\n" + text
         check_eq(sorted(got), sorted(["no_table", "no_cfi", "bad_stack", "depth", "cfi_rule",
-                                      "mapping_busy", "copy_lost", "file_unreadable"]), "reasons", d)
+                                      "mapping_busy", "copy_lost", "file_unreadable",
+                                      "copy_short"]), "reasons", d)
         check_eq(got["no_cfi"], "1", "no_cfi", d)
         check_eq(sum(int(v) for v in got.values()), 1, "truncated stacks in all", d)
         mt.send("\n")

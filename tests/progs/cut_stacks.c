@@ -12,6 +12,10 @@
  *              stack does not unwind, 444 bytes
  *   ucontext   malloc on a stack of a ucontext (makecontext, swapcontext),
  *              as a coroutine library has it, 333 bytes
+ *   bigframe   malloc called under a frame holding a 48 KiB buffer:
+ *              main -> big_frame -> big_leaf -> malloc, 222 bytes (a
+ *              copy of 32 KiB from big_leaf's frame does not reach
+ *              big_frame's return address)
  * Each mode then frees nothing and exits 0; given "wait" last, it first
  * prints "ready" and waits for a line on stdin (for /metrics).
  */
@@ -104,6 +108,28 @@ static int ucontext(void)
 	return swapcontext(&main_ctx, &co_ctx) ? 1 : 0;
 }
 
+NOINLINE void *big_leaf(size_t n)
+{
+	void *p = malloc(n);
+
+	spill += p != NULL; /* work after the call: not a tail call */
+	return p;
+}
+
+/* 48 KiB of locals, each page written (so the stack is really there),
+ * between main and the allocation. */
+NOINLINE void *big_frame(size_t n)
+{
+	volatile char buf[48 * 1024];
+	void *p;
+
+	for (size_t i = 0; i < sizeof(buf); i += 4096)
+		buf[i] = (char)i;
+	p = big_leaf(n);
+	spill += (unsigned long)buf[4096];
+	return p;
+}
+
 static int run(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -121,7 +147,11 @@ static int run(int argc, char **argv)
 	}
 	if (!strcmp(mode, "ucontext"))
 		return ucontext();
-	fprintf(stderr, "usage: cut_stacks deep N | jit | corrupt | ucontext [wait]\n");
+	if (!strcmp(mode, "bigframe")) {
+		keep = big_frame(222);
+		return 0;
+	}
+	fprintf(stderr, "usage: cut_stacks deep N | jit | corrupt | ucontext | bigframe [wait]\n");
 	return 2;
 }
 

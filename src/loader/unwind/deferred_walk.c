@@ -33,6 +33,9 @@ static __u64 *uw_page(__u32 i)
 	return i < cur->npages ? (__u64 *)&cur->pages[i] : NULL;
 }
 
+/* The walk under way read above its copy's bound (MT_DEFER_BOUNDED). */
+static int read_past_bound;
+
 /* The word at ADDR of the copy CTX; -1 outside it, where the BPF walk
  * would have read the live stack. */
 static int uw_read_word(void *ctx, __u64 addr, __u64 *out)
@@ -40,6 +43,9 @@ static int uw_read_word(void *ctx, __u64 addr, __u64 *out)
 	const struct mt_defer_copy *c = ctx;
 	__u64 off = addr - c->sp;
 
+	if (addr >= c->sp && off + 8 > MT_DEFER_STACK_MAX &&
+	    (c->flags & MT_DEFER_BOUNDED))
+		read_past_bound = 1;
 	if (addr < c->sp || off > c->len || c->len - off < 8)
 		return -1;
 	/* A page the BPF program could not read (stack words are 8-byte
@@ -138,6 +144,7 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 
 	cur = &env->tables;
 	cur_mode = env->mode;
+	read_past_bound = 0;
 	memcpy(ips, MT_DEFER_FRAMES(c), n * sizeof(*ips));
 	/* The BPF walk's bpf_loop(), from the iteration it stopped at. */
 	for (__u32 i = steps; i < MT_MAX_STACK_DEPTH + 1 && !end; i++) {
@@ -181,6 +188,11 @@ enum mt_dw_result mt_dw_walk(const struct mt_defer_copy *c,
 	}
 	*n_out = n;
 	*used = u.sp - c->sp;
+	/* A word above the copy's bound: not a stack that does not unwind,
+	 * one whose frames (large buffers) outgrew the copy. */
+	if (u.status == UW_TRUNCATED && u.reason == MT_TRUNC_BAD_STACK &&
+	    read_past_bound)
+		u.reason = MT_TRUNC_COPY_SHORT;
 	/* Past the loop's bound: as deep as a stack is kept. */
 	last_reason = u.status == UW_TRUNCATED && u.reason < MT_TRUNC__COUNT
 			      ? u.reason : MT_TRUNC_DEPTH;

@@ -23,6 +23,7 @@ static inline const char *mt_trunc_reason_name(int r)
 	case MT_TRUNC_VMA_BUSY: return "mapping busy";
 	case MT_TRUNC_COPY_LOST: return "copy lost";
 	case MT_TRUNC_UNREADABLE: return "file unreadable";
+	case MT_TRUNC_COPY_SHORT: return "copy short";
 	default: return NULL;
 	}
 }
@@ -39,6 +40,7 @@ static inline const char *mt_trunc_reason_label(int r)
 	case MT_TRUNC_VMA_BUSY: return "mapping_busy";
 	case MT_TRUNC_COPY_LOST: return "copy_lost";
 	case MT_TRUNC_UNREADABLE: return "file_unreadable";
+	case MT_TRUNC_COPY_SHORT: return "copy_short";
 	default: return NULL;
 	}
 }

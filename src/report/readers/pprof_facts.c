@@ -44,6 +44,7 @@ static const char *const counter_keys[MT_CNT__COUNT] = {
 	[MT_CNT_TRUNC + MT_TRUNC_VMA_BUSY] = "truncated stacks mapping busy",
 	[MT_CNT_TRUNC + MT_TRUNC_COPY_LOST] = "truncated stacks copy lost",
 	[MT_CNT_TRUNC + MT_TRUNC_UNREADABLE] = "truncated stacks file unreadable",
+	[MT_CNT_TRUNC + MT_TRUNC_COPY_SHORT] = "truncated stacks copy short",
 };
 
 /* Counters a profile of an older memtrace may lack, read then as 0. */
