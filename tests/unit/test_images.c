@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -464,6 +465,40 @@ static void test_bind_mount(void **state)
 	mt_images_free(&r);
 }
 
+/* Out of descriptors (RLIMIT_NOFILE reached): the files a read cannot
+ * open are left out of the image, counted (and said once on stderr), and
+ * a read once descriptors are back has them. */
+static void test_out_of_fds(void **state)
+{
+	struct mt_images r;
+	const struct mt_image *img;
+	struct rlimit old, low;
+	int probe;
+
+	(void)state;
+	setup_registry(&r);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(probe >= 0);
+	close(probe);
+	/* One descriptor free: /proc/PID/maps is read, then the first file
+	 * opened (kept) and no other. */
+	low = old;
+	low.rlim_cur = (rlim_t)probe + 1;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	img = mt_images_read(&r, getpid(), NULL, 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_non_null(img);
+	assert_true(r.no_fd > 0);
+	assert_true(r.nfiles <= 1);
+	assert_true(img->n < 2 || img->v[0].file == img->v[img->n - 1].file);
+
+	img = mt_images_read(&r, getpid(), NULL, 0);
+	assert_non_null(img);
+	assert_non_null(mapped(img, "/libc.so.6"));
+	mt_images_free(&r);
+}
+
 /* The kernel's identity (the vma_files iterator's) is the key, not
  * stat()'s: on overlayfs they differ. */
 static void test_kernel_identity(void **state)
@@ -770,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_deleted),
 		cmocka_unit_test(test_two_paths),
 		cmocka_unit_test(test_kernel_identity),
+		cmocka_unit_test(test_out_of_fds),
 		cmocka_unit_test(test_same_as_maps),
 		cmocka_unit_test(test_bind_mount),
 		cmocka_unit_test(test_chroot),

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -186,6 +187,14 @@ static struct mt_image_file *file_of(struct mt_images *r, pid_t pid,
 	if (fd < 0 && !strstr(m->path, " (deleted)")) {
 		snprintf(name, sizeof(name), "/proc/%d/root%s", (int)pid, m->path);
 		fd = open(name, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		struct rlimit rl;
+
+		if (r->no_fd++ == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+			fprintf(stderr, "memtrace: out of file descriptors (ulimit -n %llu): files processes map are left out, and their stacks and names with them\n",
+				(unsigned long long)rl.rlim_cur);
+		errno = EMFILE;
 	}
 	if (fd < 0)
 		return NULL;

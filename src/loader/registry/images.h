@@ -71,6 +71,9 @@ struct mt_images {
 	uint64_t opened;          /* files opened (each once) */
 	uint64_t dropped;         /* images dropped as their last process exited */
 	uint64_t closed;          /* files gone with their last image */
+	/* Mappings left out of images for want of a descriptor (EMFILE,
+	 * ENFILE): said once on stderr, counted here. */
+	uint64_t no_fd;
 	/* The last mt_images_read(): how many files its image maps that the
 	 * image it replaced did not (0 when it replaced none), and the
 	 * first MT_IMAGES_GREW_MAX of them. */

@@ -1038,13 +1038,13 @@ int mt_tracer_collect(struct mt_tracer *tr, struct mt_raw_profile *raw)
 			waiting, raw->sum.counters[MT_CNT_DEFER_LOST],
 			mt_deferred_unwind_queued_most() >> 10);
 		if (tr->kind == MT_TRACER_SYSTEM)
-			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; dlopens told by ld.so's hook (in %zu files): %" PRIu64 "; scans of /proc: %" PRIu64 " (%.1f ms each), finds no event had told of: %" PRIu64 "\n",
+			fprintf(stderr, "memtrace: registry: %zu process images, %zu files open (%" PRIu64 " opened in all); %" PRIu64 " images dropped at exit, %" PRIu64 " files closed; dlopens told by ld.so's hook (in %zu files): %" PRIu64 "; scans of /proc: %" PRIu64 " (%.1f ms each), finds no event had told of: %" PRIu64 "; mappings left out for want of a descriptor: %" PRIu64 "\n",
 				tr->images.nprocs, tr->images.nfiles,
 				tr->images.opened, tr->images.dropped,
 				tr->images.closed, tr->sys.dl_hooks,
 				tr->sys.dlopens, tr->sys.scans,
 				tr->sys.scans ? tr->sys.scan_ns / 1e6 / (double)tr->sys.scans : 0.0,
-				tr->sys.scan_finds);
+				tr->sys.scan_finds, tr->images.no_fd);
 		mt_kvmas_stats(&done, &waiting);
 		if (done)
 			fprintf(stderr, "memtrace: files the kernel named (mappings of processes that may be gone): %" PRIu64 ", %" PRIu64 " could not be opened; processes whose mappings are kept: %zu\n",
