@@ -12,11 +12,16 @@ from the others'.
   copy, and counted under the process as well.
 - cut.by_process_lost: many with a ring buffer of a few copies: the
   copies lost are counted under many's pid, as many as the header says.
+- cut.by_process_many: more processes than the BPF map has room for
+  (test hook MEMTRACE_TRUNC_PROCS=4), eight cut_stacks run one after the
+  other: each exited one's entry moves out of the map at its harvest,
+  so all eight are named, none counted as "other processes".
 """
 
 import os
 import re
 
+import mtlib
 from mtlib import check, check_eq, test
 from test_cut_stacks import truncation
 from test_deferred_unwind import _env, traced
@@ -81,3 +86,21 @@ def _lost():
     lost = truncation(res.stdout, d)[1].get("copy lost", 0)
     check(lost > 0, "no copy lost with a ring buffer of a few copies", d)
     check_eq(procs[_pid_of(procs, "many", d)][1].get("copy lost"), lost, "many's copies lost", d)
+
+
+@test("cut.by_process_many")
+def _many_processes():
+    # Room for 4 processes' entries in the BPF map (test hook), 8
+    # processes cut one after the other: each harvested one's entry is
+    # moved out of the map, so every one is named, none "other processes".
+    prog = mtlib.prog_path("cut_stacks")
+    script = "for i in 1 2 3 4 5 6 7 8; do %s corrupt; sleep 0.4; done" % prog
+    res = mtlib.run_memtrace(["-v", "--text", "-n", "1", "--", "/bin/sh", "-c", script],
+                             env=_env(MEMTRACE_TRUNC_PROCS=4))
+    d = "command: %s\nexit status: %s\nstderr:\n%s\nreport:\n%s" % (
+        " ".join(res.argv), res.rc, mtlib.tail(res.stderr, 20), mtlib.tail(res.stdout, 20))
+    check_eq(res.rc, 0, "exit status", d)
+    procs = by_process(res, d)
+    check_eq(_check_sums(res, procs, d), 8, "truncated stacks", d)
+    cut = [by for comm, by in procs.values() if comm == "cut_stacks"]
+    check_eq(cut, [{"bad stack": 1}] * 8, "each cut_stacks process's line", d)

@@ -37,6 +37,42 @@ int mt_trunc_count_add(struct mt_trunc_count **v, size_t *nv, uint32_t pid,
 	return 0;
 }
 
+/* The processes harvested (exited), moved out of the map. */
+static struct mt_trunc_count *gone;
+static size_t ngone;
+
+/* Add VAL's counts (and its name) to PID's in *V. */
+static int add_proc(struct mt_trunc_count **v, size_t *n, uint32_t pid,
+		    const struct mt_trunc_proc *val)
+{
+	for (int r = 0; r < MT_TRUNC__COUNT; r++)
+		if (val->n[r] && mt_trunc_count_add(v, n, pid, r, val->n[r]))
+			return -ENOMEM;
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].pid == pid)
+			memcpy((*v)[i].comm, val->comm, sizeof((*v)[i].comm));
+	return 0;
+}
+
+void mt_trunc_procs_harvest(const struct memleak_bpf *skel, uint32_t pid)
+{
+	int fd = bpf_map__fd(skel->maps.trunc_procs);
+	struct mt_trunc_proc val;
+
+	if (pid == 0 || fd < 0 || bpf_map_lookup_elem(fd, &pid, &val))
+		return;
+	/* Kept in the map when it cannot be moved (no memory). */
+	if (add_proc(&gone, &ngone, pid, &val) == 0)
+		bpf_map_delete_elem(fd, &pid);
+}
+
+void mt_trunc_procs_free(void)
+{
+	free(gone);
+	gone = NULL;
+	ngone = 0;
+}
+
 static uint64_t total(const struct mt_trunc_count *c)
 {
 	uint64_t t = 0;
@@ -69,12 +105,17 @@ void mt_trunc_procs_say(const struct memleak_bpf *skel,
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &val))
 			continue;
-		for (int r = 0; r < MT_TRUNC__COUNT; r++)
-			if (val.n[r] && mt_trunc_count_add(&v, &n, key, r, val.n[r]))
-				goto out;
-		for (size_t i = 0; i < n; i++)
-			if (v[i].pid == key)
-				memcpy(v[i].comm, val.comm, sizeof(v[i].comm));
+		if (add_proc(&v, &n, key, &val))
+			goto out;
+	}
+	for (size_t i = 0; i < ngone; i++) {
+		struct mt_trunc_proc val_gone;
+
+		memset(&val_gone, 0, sizeof(val_gone));
+		memcpy(val_gone.n, gone[i].n, sizeof(val_gone.n));
+		memcpy(val_gone.comm, gone[i].comm, sizeof(val_gone.comm));
+		if (add_proc(&v, &n, gone[i].pid, &val_gone))
+			goto out;
 	}
 	for (size_t i = 0; i < nextra; i++)
 		for (int r = 0; r < MT_TRUNC__COUNT; r++)

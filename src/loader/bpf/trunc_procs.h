@@ -30,10 +30,19 @@ struct mt_trunc_count {
 int mt_trunc_count_add(struct mt_trunc_count **v, size_t *nv, uint32_t pid,
 		       int r, uint64_t n);
 
+/* Process PID has exited and been harvested: its entry in SKEL's map is
+ * moved into the loader's (said by mt_trunc_procs_say()), so that the map
+ * (MT_TRUNC_PROCS entries) holds the living and a long run's later
+ * processes are not all "other processes". */
+void mt_trunc_procs_harvest(const struct memleak_bpf *skel, uint32_t pid);
+
+/* What mt_trunc_procs_harvest() kept goes. */
+void mt_trunc_procs_free(void);
+
 /*
  * Say on OUT, one line a process, most first, the stacks cut short of
- * each process in SKEL's map plus those of EXTRA (NEXTRA, the loader's
- * own); NAME(CTX, PID) names a process (may be NULL, or say NULL: then
+ * each process in SKEL's map, those harvested, plus those of EXTRA (NEXTRA,
+ * the loader's own); NAME(CTX, PID) names a process (may be NULL, or say NULL: then
  * the name it had at its first cut).
  */
 void mt_trunc_procs_say(const struct memleak_bpf *skel,

@@ -18,6 +18,7 @@
 #include "per_pid_probes.h"
 #include "follow.h"
 #include "standby_probes.h"
+#include "trunc_procs.h"
 #include "memleak.skel.h"
 #include "images.h"
 #include "mapping_capture.h"
@@ -261,6 +262,7 @@ static int harvest(struct mt_system *sys, struct memleak_bpf *skel)
 		if (!sys->gone[i] && !sys->alive[i]) {
 			sys->gone[i] = true;
 			bpf_map_delete_elem(fd, &sys->procs[i].pid);
+			mt_trunc_procs_harvest(skel, sys->procs[i].pid);
 			if (sys->on_harvested)
 				sys->on_harvested(sys->harvest_ctx,
 						  &sys->procs[i]);

@@ -205,6 +205,7 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	struct memleak_bpf *skel = memleak_bpf__open();
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t t0 = mt_loop_now_ns();
+	const char *trunc_env;
 	struct early_maps early;
 	int err;
 
@@ -227,6 +228,12 @@ static int load_bpf(const struct mt_options *o, bool follow_only,
 	if (getenv("MEMTRACE_PREALLOC_ALLOCS"))
 		bpf_map__set_map_flags(skel->maps.allocs, 0);
 	thread_slots_size(skel);
+	/* Test hook: room for so many processes' cut stacks (trunc_procs.h:
+	 * an exited process's entry is moved out at its harvest). */
+	trunc_env = getenv("MEMTRACE_TRUNC_PROCS");
+	if (trunc_env)
+		bpf_map__set_max_entries(skel->maps.trunc_procs,
+					 (__u32)strtoul(trunc_env, NULL, 10) ?: 1);
 	/* System-wide, a stack copied for deferred unwinding keeps a stats
 	 * entry of its own (a provisional stack) until its process exits and
 	 * is harvested: a busy program's first run makes tens of thousands

@@ -1109,6 +1109,7 @@ void mt_tracer_free(struct mt_tracer *tr)
 	mt_family_free(&tr->fam);
 	/* Before the unwinder and the maps: its reader thread uses both. */
 	mt_deferred_unwind_free();
+	mt_trunc_procs_free();
 	if (tr->uw_on)
 		mt_unwinder_free(&tr->uw);
 	if (tr->skel)
