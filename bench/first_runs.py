@@ -38,7 +38,9 @@ import re
 import sys
 
 MAIN = {"main", "__libc_start_call_main"}
-OUTERMOST = {"_start", "clone3", "__clone3", "clone", "__clone", "start_thread"}
+# _dl_start_user: ld.so's code after _start, reached by a jump, that
+# calls the constructors (_dl_init): their stacks end there.
+OUTERMOST = {"_start", "_dl_start_user", "clone3", "__clone3", "clone", "__clone", "start_thread"}
 SHELLS = ("/usr/bin/bash", "/bin/bash")
 
 

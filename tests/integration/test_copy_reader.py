@@ -10,7 +10,12 @@ not leave a program's first stacks to be lost.
   whole to main.  The same with the reader thread off
   (MEMTRACE_DEFER_THREAD=0, the ring read on the loader's thread) loses
   copies: the scenario does fill the ring.
+- deferred.queue_bound: the same with the queue bounded at 1 MiB (test
+  hook MEMTRACE_DEFER_QUEUE): past it the ring fills and copies are
+  counted lost; the queue never held more than the bound and a record.
 """
+
+import re
 
 from mtlib import check, check_eq, test
 from test_deferred_unwind import _env, deferred_of, traced, truncated_of
@@ -44,3 +49,18 @@ def _busy_loader():
     lost0 = deferred_of(res0, det0)[4]
     check(lost0 > 0, "the same on the loader's thread lost no copy: the "
           "test does not fill the ring", det0)
+
+
+@test("deferred.queue_bound")
+def _queue_bound():
+    # The same, with the queue bounded at 1 MiB (test hook): the thread
+    # stops reading once the loader is that far behind, the ring fills and
+    # the rest are counted lost; the queue never held more than the bound
+    # and one record (a copy is at most 32 KiB and its frames).
+    res, _, det = _run(MEMTRACE_DEFER_QUEUE=str(1 << 20))
+    copies, unwound, cut, never, lost = deferred_of(res, det)
+    check(lost > 0, "no copy lost with a 1 MiB queue behind a held loader", det)
+    check_eq(copies + lost, 3000, "copies taken and lost", det)
+    m = re.search(r"read ahead of the loader: (\d+) KiB at most", res.stderr)
+    check(m is not None, "no 'read ahead' figure with -v", det)
+    check(int(m.group(1)) <= 1024 + 48, "the queue held %s KiB" % m.group(1), det)

@@ -49,6 +49,7 @@ struct mt_copy_reader {
 	bool stop;                  /* under lock */
 	struct record *head, **tail; /* the queue, under lock */
 	size_t bytes;               /* its records' sizes, under lock */
+	size_t max;                 /* QUEUE_MAX, or MEMTRACE_DEFER_QUEUE */
 	uint64_t most;              /* the largest bytes seen (-v) */
 };
 
@@ -56,7 +57,7 @@ static int enqueue(void *ctx, void *data, size_t size)
 {
 	struct mt_copy_reader *r = ctx;
 	struct record *rec = malloc(sizeof(*rec) + size);
-	bool was_empty;
+	bool was_empty, full;
 
 	if (!rec)
 		return 0; /* this one lost, as a full ring would */
@@ -70,6 +71,7 @@ static int enqueue(void *ctx, void *data, size_t size)
 	r->bytes += size;
 	if (r->bytes > r->most)
 		r->most = r->bytes;
+	full = r->bytes > r->max;
 	pthread_mutex_unlock(&r->lock);
 	if (was_empty) {
 		uint64_t one = 1;
@@ -78,7 +80,10 @@ static int enqueue(void *ctx, void *data, size_t size)
 			/* The counter cannot overflow at one a drain. */
 		}
 	}
-	return 0;
+	/* Full: this poll ends here (the record is taken), the ring is left
+	 * until the loader takes the queue; a flood of records would run
+	 * past the bound within one poll otherwise (176 MiB). */
+	return full ? -ENOSPC : 0;
 }
 
 static void *run(void *arg)
@@ -94,10 +99,11 @@ static void *run(void *arg)
 	}
 	for (;;) {
 		bool stop, full;
+		int got;
 
 		pthread_mutex_lock(&r->lock);
 		stop = r->stop;
-		full = r->bytes > QUEUE_MAX;
+		full = r->bytes > r->max;
 		pthread_mutex_unlock(&r->lock);
 		if (stop)
 			break;
@@ -105,7 +111,8 @@ static void *run(void *arg)
 			usleep(POLL_MS * 1000);
 			continue;
 		}
-		if (ring_buffer__poll(r->rb, POLL_MS) < 0 && errno != EINTR)
+		got = ring_buffer__poll(r->rb, POLL_MS);
+		if (got < 0 && got != -EINTR && got != -ENOSPC)
 			usleep(POLL_MS * 1000);
 	}
 	return NULL;
@@ -115,12 +122,16 @@ struct mt_copy_reader *mt_copy_reader_start(int map_fd, int wake_epoll_fd)
 {
 	struct mt_copy_reader *r = calloc(1, sizeof(*r));
 	struct epoll_event ev = { .events = EPOLLIN };
+	const char *queue;
 	int err;
 
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->lock, NULL);
 	r->tail = &r->head;
+	/* Test hook: a queue bound of so many bytes. */
+	queue = getenv("MEMTRACE_DEFER_QUEUE");
+	r->max = queue && *queue ? strtoul(queue, NULL, 0) : QUEUE_MAX;
 	r->efd = -1;
 	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (r->efd < 0)
@@ -157,8 +168,8 @@ void mt_copy_reader_stop(struct mt_copy_reader *r)
 	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->thread, NULL);
 	r->running = false;
-	/* What the ring still holds, on this thread now. */
-	ring_buffer__consume(r->rb);
+	/* What the ring still holds is read by mt_copy_reader_drain(), on the
+	 * caller's thread now. */
 }
 
 size_t mt_copy_reader_drain(struct mt_copy_reader *r,
@@ -168,25 +179,29 @@ size_t mt_copy_reader_drain(struct mt_copy_reader *r,
 	struct record *rec, *next;
 	uint64_t count;
 	size_t n = 0;
+	bool more;
 
 	if (!r)
 		return 0;
-	if (!r->running)
-		ring_buffer__consume(r->rb); /* stopped: read here */
-	pthread_mutex_lock(&r->lock);
-	if (read(r->efd, &count, sizeof(count)) < 0) {
-		/* Not readable: nothing was queued since the last drain. */
-	}
-	rec = r->head;
-	r->head = NULL;
-	r->tail = &r->head;
-	r->bytes = 0;
-	pthread_mutex_unlock(&r->lock);
-	for (; rec; rec = next, n++) {
-		next = rec->next;
-		fn(ctx, rec->data, rec->size);
-		free(rec);
-	}
+	do {
+		/* Stopped: the ring is read here, a queue's worth at a
+		 * time. */
+		more = !r->running && ring_buffer__consume(r->rb) == -ENOSPC;
+		pthread_mutex_lock(&r->lock);
+		if (read(r->efd, &count, sizeof(count)) < 0) {
+			/* Not readable: nothing queued since the last. */
+		}
+		rec = r->head;
+		r->head = NULL;
+		r->tail = &r->head;
+		r->bytes = 0;
+		pthread_mutex_unlock(&r->lock);
+		for (; rec; rec = next, n++) {
+			next = rec->next;
+			fn(ctx, rec->data, rec->size);
+			free(rec);
+		}
+	} while (more);
 	return n;
 }
 

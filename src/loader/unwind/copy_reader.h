@@ -27,7 +27,7 @@ size_t mt_copy_reader_drain(struct mt_copy_reader *r,
 			    int (*fn)(void *ctx, void *data, size_t size),
 			    void *ctx);
 
-/* The thread stops; what the ring still holds joins the queue. */
+/* The thread stops; mt_copy_reader_drain() reads the ring itself then. */
 void mt_copy_reader_stop(struct mt_copy_reader *r);
 
 /* The most bytes the queue held at once. */
