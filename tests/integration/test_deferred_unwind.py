@@ -13,8 +13,10 @@ table is there (bpf/unwind_defer.h, src/loader/unwind/deferred_unwind.c).
 - deferred.dlopen_fresh: six libraries built here (new files, new build
   ids), each dlopened and allocated through at once: every first stack
   whole, none truncated.
-- deferred.copy_lost: a ring buffer of a few copies (MEMTRACE_DEFER_RING)
-  and every stack copied: the copies that do not fit are counted, and counted
+- deferred.copy_lost: a ring buffer of a few copies (MEMTRACE_DEFER_RING),
+  read on the loader's thread (MEMTRACE_DEFER_THREAD=0), held 0.5 s at
+  its first copy (a reader thread can keep even such a ring from
+  filling), and every stack copied: the copies that do not fit are counted, and counted
   as truncated stacks; nothing else is lost.
 """
 
@@ -190,7 +192,8 @@ def _dlopen_fresh():
 def _copy_lost():
     # A ring buffer of a few copies: most of many's 3,000 quick
     # allocations (each copied) find it full.
-    res, stacks, det = traced("many", env=_env(MEMTRACE_DEFER_ALL=1, MEMTRACE_DEFER_RING=65536),
+    res, stacks, det = traced("many", env=_env(MEMTRACE_DEFER_ALL=1, MEMTRACE_DEFER_RING=65536,
+                                       MEMTRACE_DEFER_THREAD=0, MEMTRACE_TEST_LOADER_STALL_MS=500),
                               input_text="3000 50\nq\n")
     copies, unwound, cut, never, lost = deferred_of(res, det)
     check(lost > 0, "no copy lost with a ring buffer of a few copies", det)

@@ -10,7 +10,8 @@ from the others'.
 - cut.by_process_deferred: the same with every stack copied
   (MEMTRACE_DEFER_ALL=1): the cut is made by the loader's walk of the
   copy, and counted under the process as well.
-- cut.by_process_lost: many with a ring buffer of a few copies: the
+- cut.by_process_lost: many with a ring buffer of a few copies, read on
+  the loader's thread, held at its first copy (deferred.copy_lost): the
   copies lost are counted under many's pid, as many as the header says.
 - cut.by_process_many: more processes than the BPF map has room for
   (test hook MEMTRACE_TRUNC_PROCS=4), eight cut_stacks run one after the
@@ -79,7 +80,8 @@ def _deferred():
 
 @test("cut.by_process_lost")
 def _lost():
-    res, _, d = traced("many", env=_env(MEMTRACE_DEFER_ALL=1, MEMTRACE_DEFER_RING=65536),
+    res, _, d = traced("many", env=_env(MEMTRACE_DEFER_ALL=1, MEMTRACE_DEFER_RING=65536,
+                                       MEMTRACE_DEFER_THREAD=0, MEMTRACE_TEST_LOADER_STALL_MS=500),
                        input_text="3000 50\nq\n")
     procs = by_process(res, d)
     _check_sums(res, procs, d)
