@@ -21,7 +21,8 @@ REGISTRY = re.compile(r"^memtrace: registry: (\d+) process images, (\d+) files o
                       r"(\d+) images dropped at exit, (\d+) files closed; "
                       r"dlopens told by ld.so's hook \(in \d+ files\): (\d+); "
                       r"scans of /proc: (\d+) \([\d.]+ ms each\), "
-                      r"finds no event had told of: (\d+)$")
+                      r"finds no event had told of: (\d+); "
+                      r"mappings left out for want of a descriptor: (\d+)$")
 KEPT = re.compile(r"^memtrace: files the kernel named .*; processes whose mappings are kept: (\d+)$")
 FOUND = re.compile(r"^memtrace: the scan found pid (\d+) \((.*)\): (allocator file|newly mapped) (.*), "
                    r"which no event had told of$")
@@ -78,7 +79,8 @@ def _exited_dropped():
         time.sleep(2.5)  # scans notice the exits
 
     mt = system_run(work)
-    images, nfiles, opened, dropped, closed, _, scans, _ = registry_line(mt)
+    images, nfiles, opened, dropped, closed, _, scans, _, no_fd = registry_line(mt)
+    check_eq(no_fd, 0, "mappings left out for want of a descriptor", mt.details())
     live = live_pids()
     details = "%s\nlive processes after: %d" % (mt.details(), live)
     check(scans >= 2, "scans of /proc: %d" % scans, details)

@@ -3,8 +3,9 @@ large one being made (src/loader/unwind/unwinder.c), nor a process
 behind another's table (src/loader/tracer/table_holds.c).
 
 - table_queue.small_beside_large: python3 dlopens libLLVM-14 (948,865
-  rows: 0.24-0.4 s to make on an idle machine, 5-19 s on a loaded one),
-  then at once a library built here (a new file, a new build id, a table
+  rows: 0.24-0.4 s to make on an idle machine, 5-19 s on a loaded one;
+  made 3 s slower here, MEMTRACE_SLOW_TABLE, so that the order does not
+  depend on the load), then at once a library built here (a new file, a new build id, a table
   of a few rows), and allocates through it once its table is in: the
   small library's table is loaded before libLLVM's, and its stacks are
   whole.  With one builder
@@ -75,8 +76,13 @@ def _small_beside_large():
                          "-Wl,--build-id", "-o", small, src])
         check_eq(res.rc, 0, "gcc small.c", res.stderr)
         raw = os.path.join(d, "stacks.raw")
-        # A cache of its own, empty: libLLVM's table is made, not read.
-        env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"))
+        # A cache of its own, empty: libLLVM's table is made, not read;
+        # and 3 s slower (test hook), as on a loaded machine: the order
+        # then says whether the small one waited, whatever the load (in
+        # a CI run libLLVM's took 0.23 s, and the second builder was still
+        # on libLLVM's dependencies when the small one was asked for).
+        env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"),
+                   MEMTRACE_SLOW_TABLE="libLLVM-14:3000")
         mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "--no-follow", "--raw=" + raw, "--text=/dev/null", "--",
                        "/usr/bin/python3", "-c", SCRIPT, LLVM, small], env=env)
         try:
@@ -102,9 +108,8 @@ def _small_beside_large():
         name, llvm = os.path.basename(small), os.path.basename(LLVM)
         check(name in order, "no table loaded for %s" % name, det)
         # libLLVM's table is asked for as ld.so maps it, the small one's
-        # as soon as CDLL(libLLVM) returns: on an idle machine some 0.1 s
-        # before libLLVM's is made (0.24 s), in which one builder would
-        # still be making libLLVM's.
+        # as soon as CDLL(libLLVM) returns: some 0.1 s later, while one
+        # builder is still making libLLVM's (3 s and more).
         check(order.index(name) < order.index(llvm),
               "the small library's table (#%d) was loaded after libLLVM's (#%d): it waited for it"
               % (order.index(name) + 1, order.index(llvm) + 1), det)
