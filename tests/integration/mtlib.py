@@ -731,3 +731,21 @@ def kill_quietly(bg):
     except Exception:  # noqa: BLE001 - cleanup must not hide the real failure
         pass
 
+
+
+def system_wide(args, work, env=None, settle=0, timeout=60):
+    """A system-wide memtrace ARGS while WORK(mt) runs: started, waited for
+    until it traces, stopped by SIGINT SETTLE seconds after WORK returns
+    (the stacks copied meanwhile unwound), and always killed if left
+    running (it would disturb every other test).  Returns its Bg, done."""
+    mt = Bg([MEMTRACE] + list(args), stdin=subprocess.DEVNULL, env=env)
+    try:
+        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
+        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+        work(mt)
+        time.sleep(settle)
+        mt.signal(2)  # SIGINT: the report
+        check_eq(mt.wait(timeout), 0, "memtrace exit status", mt.details())
+    finally:
+        kill_quietly(mt)
+    return mt

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 import mtlib
-from mtlib import check, check_eq, parse_raw, test
+from mtlib import check_eq, parse_raw, test
 
 N = 400          # allocations a run
 BASE = 3001      # their sizes: BASE, BASE + 1, ...
@@ -71,23 +71,18 @@ def _first_run():
                         capture_output=True, text=True)
     check_eq(cc.returncode, 0, "gcc exit status", cc.stderr)
     raw = os.path.join(d, "raw.txt")
-    # Bounded: a system-wide memtrace left running disturbs everything.
-    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-d", "40", "--raw=" + raw, "-n", "5"],
-                  stdin=subprocess.DEVNULL)
     pids = []
-    try:
-        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
-        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+
+    def runs(_mt):
         for _ in range(RUNS):
             p = subprocess.Popen([prog])
             pids.append(p.pid)
             check_eq(p.wait(30), 0, "%s exit status" % name)
             time.sleep(0.3)
-        time.sleep(1)
-        mt.signal(2)  # SIGINT: the report
-        check_eq(mt.wait(120), 0, "memtrace exit status", mt.details())
-    finally:
-        mtlib.kill_quietly(mt)
+
+    # Bounded (-d): a system-wide memtrace left running disturbs everything.
+    mt = mtlib.system_wide(["-v", "-d", "40", "--raw=" + raw, "-n", "5"], runs,
+                           settle=1, timeout=120)
     with open(raw) as f:
         text = f.read()
     details = mt.details() + "\nraw of the program:\n" + "\n".join(

@@ -27,7 +27,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
 import mtlib
 from mtlib import check, check_eq, parse_raw, test
@@ -111,19 +110,16 @@ def _dlopen_case(d):
     prog, libs = _build(d, tag)
     raw = os.path.join(d, "raw.txt")
     env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"))
-    # Bounded: a system-wide memtrace left running disturbs everything.
-    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-d", "40", "--raw=" + raw, "-n", "5"],
-                  stdin=subprocess.DEVNULL, env=env)
-    try:
-        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
-        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
-        p = subprocess.Popen([prog] + libs)
-        check_eq(p.wait(30), 0, "the program's exit status")
-        time.sleep(1)
-        mt.signal(2)  # SIGINT: the report
-        check_eq(mt.wait(120), 0, "memtrace exit status", mt.details())
-    finally:
-        mtlib.kill_quietly(mt)
+    ran = []
+
+    def run(_mt):
+        ran.append(subprocess.Popen([prog] + libs))
+        check_eq(ran[0].wait(30), 0, "the program's exit status")
+
+    # Bounded (-d): a system-wide memtrace left running disturbs everything.
+    mt = mtlib.system_wide(["-v", "-d", "40", "--raw=" + raw, "-n", "5"], run, env=env,
+                           settle=1, timeout=120)
+    p = ran[0]
     with open(raw) as f:
         text = f.read()
     stacks = [s for s in parse_raw(text, mt.details()) if s.pid == p.pid]
@@ -168,18 +164,12 @@ def _shell_fork_case(d):
     raw = os.path.join(d, "raw.txt")
     pidf = os.path.join(d, "pid")
     env = dict(os.environ, MEMTRACE_UNWIND_CACHE=os.path.join(d, "cache"))
-    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-d", "40", "--raw=" + raw, "-n", "5"],
-                  stdin=subprocess.DEVNULL, env=env)
-    try:
-        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
-        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
+    def run(_mt):
         r = subprocess.run([sh, "-c", "/bin/sleep 0.2 & echo $! > %s; wait" % pidf])
         check_eq(r.returncode, 0, "the shell's exit status")
-        time.sleep(1)
-        mt.signal(2)
-        check_eq(mt.wait(120), 0, "memtrace exit status", mt.details())
-    finally:
-        mtlib.kill_quietly(mt)
+
+    mt = mtlib.system_wide(["-v", "-d", "40", "--raw=" + raw, "-n", "5"], run, env=env,
+                           settle=1, timeout=120)
     with open(pidf) as f:
         child = int(f.read())
     with open(raw) as f:

@@ -8,7 +8,6 @@ event had told of."""
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -31,16 +30,7 @@ FOUND = re.compile(r"^memtrace: the scan found pid (\d+) \((.*)\): (allocator fi
 def system_run(work, args=()):
     """System-wide memtrace -v ARGS while WORK(mt) runs; stopped by SIGINT
     after it.  Returns memtrace's Bg, finished."""
-    mt = mtlib.Bg([mtlib.MEMTRACE, "-v", "-o", os.devnull] + list(args), stdin=subprocess.DEVNULL)
-    try:
-        line = mt.err.wait_for(lambda l: l.startswith("memtrace: tracing"), 60)
-        check(line is not None, "system-wide memtrace did not start tracing", mt.details())
-        work(mt)
-        mt.signal(signal.SIGINT)
-        check_eq(mt.wait(60), 0, "memtrace exit status", mt.details())
-    finally:
-        mtlib.kill_quietly(mt)
-    return mt
+    return mtlib.system_wide(["-v", "-o", os.devnull] + list(args), work)
 
 
 def registry_line(mt):
